@@ -1,0 +1,40 @@
+#pragma once
+// What every `medseg` subcommand shares: the output mode and the action chosen by parsing.
+#include <functional>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+
+#include "core/util/Progress.h"
+
+namespace medseg::cli {
+
+// Exit codes, documented in `medseg --help` and README.
+enum ExitCode : int {
+  kOk = 0,
+  kFindings = 1,      // the command ran, and what it checked has errors (dataset check, evaluate)
+  kUsage = 2,         // bad command line
+  kBadInput = 3,      // unreadable or invalid input file, data set or config
+  kFailure = 4,       // the work itself failed (out of memory, I/O error while writing, ...)
+  kInterrupted = 130  // stopped by Ctrl-C / SIGTERM after saving what could be saved
+};
+
+struct CliContext {
+  bool json = false;
+  // Set by the chosen subcommand's callback; run by main() inside the error boundary.
+  std::function<int()> action;
+  Reporter& reporter() {
+    if (!reporter_) reporter_ = std::make_unique<Reporter>(json ? OutputMode::JsonLines : OutputMode::Human);
+    return *reporter_;
+  }
+
+ private:
+  std::unique_ptr<Reporter> reporter_;
+};
+
+// Each command group lives in its own file and registers itself here.
+void registerDatasetCommands(CLI::App& app, CliContext& context);
+void registerDatasetSynthCommand(CLI::App& dataset, CliContext& context);  // DatasetSynthCommand.cpp
+void registerDatasetCheckCommand(CLI::App& dataset, CliContext& context);  // DatasetCheckCommand.cpp (also "info")
+
+}  // namespace medseg::cli

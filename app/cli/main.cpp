@@ -1,0 +1,57 @@
+// `medseg`: the command-line front of MedSeg. The studio and cluster jobs run this same program
+// as a child process and read its JSON-lines output (--json).
+#include <csignal>
+#include <iostream>
+
+#include "app/cli/CliContext.h"
+#include "core/dataset/Dataset.h"
+#include "core/io/ImageIO.h"
+#include "core/util/Interrupt.h"
+
+namespace {
+int reportError(medseg::cli::CliContext& context, const std::string& message, int code) {
+  if (context.json)
+    context.reporter().emit({{"event", "error"}, {"message", message}, {"exit_code", code}});
+  else
+    std::cerr << "medseg: error: " << message << '\n';
+  return code;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace medseg::cli;
+  CLI::App app{"MedSeg: 3-D brain-tumour segmentation (data sets, 3-D U-Net training and inference, "
+               "cluster runs).\nExit codes: 0 ok, 1 findings (check/evaluate found errors), 2 usage, "
+               "3 bad input, 4 failure, 130 interrupted.",
+               "medseg"};
+  app.set_version_flag("--version", std::string("medseg ") + MEDSEG_VERSION);
+  CliContext context;
+  app.add_flag("--json", context.json, "Machine output: one JSON object per line on stdout");
+  app.require_subcommand(1);
+  app.fallthrough();
+
+  registerDatasetCommands(app, context);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? kOk : kUsage;
+  }
+  medseg::installInterruptHandlers();
+  try {
+    return context.action ? context.action() : kUsage;
+  } catch (const medseg::Interrupted& e) {
+    return reportError(context, e.what(), kInterrupted);
+  } catch (const medseg::ImageIOError& e) {
+    return reportError(context, e.what(), kBadInput);
+  } catch (const medseg::DatasetError& e) {
+    return reportError(context, e.what(), kBadInput);
+  } catch (const medseg::InputError& e) {
+    return reportError(context, e.what(), kBadInput);
+  } catch (const std::bad_alloc&) {
+    return reportError(context, "out of memory; use a smaller patch, batch or image", kFailure);
+  } catch (const std::exception& e) {
+    return reportError(context, e.what(), kFailure);
+  }
+}

@@ -1,0 +1,48 @@
+# Finds every third-party package MedSeg builds against. packaging/setup.sh installs them on Debian 12.
+find_package(Threads REQUIRED)
+find_package(nlohmann_json 3.10 REQUIRED)
+find_package(CLI11 REQUIRED)
+find_package(ZLIB REQUIRED)
+
+find_package(ITK 5 REQUIRED COMPONENTS
+  ITKCommon ITKIOImageBase ITKIONIFTI ITKIONRRD ITKIOMeta ITKIOGDCM
+  ITKImageIntensity ITKImageGrid ITKSmoothing ITKDistanceMap ITKTransform ITKDisplacementField)
+include(${ITK_USE_FILE})
+
+# Torch_DIR may point at a CUDA LibTorch (for example a pip torch: python -c 'import torch;print(torch.utils.cmake_prefix_path)').
+find_package(Torch REQUIRED)
+find_package(MPI COMPONENTS CXX)
+
+# CUDA and NCCL: compiled when found (AUTO) or demanded (ON); Debian's LibTorch is CPU-only, so the
+# CUDA code paths only run with a CUDA LibTorch on a GPU machine.
+set(MEDSEG_HAVE_CUDA OFF)
+set(MEDSEG_HAVE_NCCL OFF)
+if(NOT MEDSEG_WITH_CUDA STREQUAL "OFF")
+  if(NOT DEFINED CUDAToolkit_ROOT AND EXISTS /usr/local/cuda)
+    set(CUDAToolkit_ROOT /usr/local/cuda)
+  endif()
+  find_package(CUDAToolkit QUIET)
+  if(CUDAToolkit_FOUND)
+    set(MEDSEG_HAVE_CUDA ON)
+    find_path(NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS} ${CUDAToolkit_ROOT}/include)
+    find_library(NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR} ${CUDAToolkit_ROOT}/lib64)
+    if(NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
+      set(MEDSEG_HAVE_NCCL ON)
+    endif()
+  elseif(MEDSEG_WITH_CUDA STREQUAL "ON")
+    message(FATAL_ERROR "MEDSEG_WITH_CUDA=ON but no CUDA toolkit was found; set CUDAToolkit_ROOT")
+  endif()
+endif()
+message(STATUS "MedSeg: CUDA code paths ${MEDSEG_HAVE_CUDA}, NCCL ${MEDSEG_HAVE_NCCL}, MPI ${MPI_CXX_FOUND}, GUI ${MEDSEG_BUILD_GUI}")
+
+if(MEDSEG_BUILD_GUI)
+  find_package(Qt6 REQUIRED COMPONENTS Core Gui Widgets OpenGL OpenGLWidgets Charts Test Concurrent)
+  # Debian's VTK Qt module targets Qt 5, so VTK is embedded through our own QOpenGLWidget bridge.
+  find_package(VTK REQUIRED COMPONENTS
+    CommonCore CommonDataModel CommonExecutionModel FiltersCore FiltersGeneral FiltersSources
+    FiltersModeling ImagingCore ImagingGeneral InteractionStyle RenderingCore RenderingOpenGL2
+    RenderingVolume RenderingVolumeOpenGL2 RenderingFreeType RenderingAnnotation IOImage)
+endif()
+
+# Qt and Torch both define 'slots'; Qt's keywords are off project-wide (use Q_SLOTS, Q_SIGNALS, Q_EMIT).
+add_compile_definitions(QT_NO_KEYWORDS)

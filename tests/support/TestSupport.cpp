@@ -1,0 +1,55 @@
+#include "support/TestSupport.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <stdexcept>
+
+namespace medseg::test {
+namespace fs = std::filesystem;
+
+ScratchDir::ScratchDir(const std::string& name) {
+  path_ = fs::temp_directory_path() / ("medseg-test-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(path_);
+  fs::create_directories(path_);
+}
+
+ScratchDir::~ScratchDir() {
+  std::error_code ignored;
+  if (!std::getenv("MEDSEG_KEEP_TEST_FILES")) fs::remove_all(path_, ignored);
+}
+
+CommandResult runMedseg(const std::vector<std::string>& arguments) {
+  std::array<int, 2> pipeFds{};
+  if (::pipe(pipeFds.data()) != 0) throw std::runtime_error("pipe failed");
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    ::dup2(pipeFds[1], STDOUT_FILENO);
+    ::dup2(pipeFds[1], STDERR_FILENO);
+    ::close(pipeFds[0]);
+    ::close(pipeFds[1]);
+    std::vector<std::string> argvStrings{MEDSEG_BINARY};
+    argvStrings.insert(argvStrings.end(), arguments.begin(), arguments.end());
+    std::vector<char*> argv;
+    for (auto& a : argvStrings) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  ::close(pipeFds[1]);
+  CommandResult result;
+  std::array<char, 4096> buffer{};
+  ssize_t n;
+  while ((n = ::read(pipeFds[0], buffer.data(), buffer.size())) > 0) result.output.append(buffer.data(), n);
+  ::close(pipeFds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  result.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return result;
+}
+
+fs::path templateDir() { return MEDSEG_TEST_TEMPLATE_DIR; }
+
+}  // namespace medseg::test

@@ -1,0 +1,33 @@
+#pragma once
+// Shared helpers for the test programs: scratch folders and running the medseg binary.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace medseg::test {
+
+// A fresh, empty folder for one test, removed when the object goes out of scope.
+class ScratchDir {
+ public:
+  explicit ScratchDir(const std::string& name);
+  ~ScratchDir();
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  std::filesystem::path operator/(const std::string& child) const { return path_ / child; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+struct CommandResult {
+  int exitCode = -1;
+  std::string output;  // stdout and stderr together
+};
+
+// Runs the built `medseg` program with arguments (no shell involved) and captures its output.
+CommandResult runMedseg(const std::vector<std::string>& arguments);
+
+std::filesystem::path templateDir();  // the Colin27 templates from mricron-data
+
+}  // namespace medseg::test
