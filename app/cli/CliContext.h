@@ -32,9 +32,4 @@ struct CliContext {
   std::unique_ptr<Reporter> reporter_;
 };
 
-// Each command group lives in its own file and registers itself here.
-void registerDatasetCommands(CLI::App& app, CliContext& context);
-void registerDatasetSynthCommand(CLI::App& dataset, CliContext& context);  // DatasetSynthCommand.cpp
-void registerDatasetCheckCommand(CLI::App& dataset, CliContext& context);  // DatasetCheckCommand.cpp (also "info")
-
 }  // namespace medseg::cli

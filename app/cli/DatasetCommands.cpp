@@ -1,13 +1,12 @@
-// `medseg dataset ...`: the data-set command group. Each subcommand lives in its own file.
-#include "app/cli/CliContext.h"
+// `medseg dataset ...`: the data-set command group; its subcommands register from their own files.
+#include "app/cli/CommandRegistry.h"
 
 namespace medseg::cli {
-
-void registerDatasetCommands(CLI::App& app, CliContext& context) {
+namespace {
+void addDatasetGroup(CLI::App& app, CliContext&) {
   CLI::App* dataset = app.add_subcommand("dataset", "Inspect, check and generate segmentation data sets");
   dataset->require_subcommand(1);
-  registerDatasetSynthCommand(*dataset, context);
-  registerDatasetCheckCommand(*dataset, context);
 }
-
+const CommandRegistration registration{"", "dataset", &addDatasetGroup};
+}  // namespace
 }  // namespace medseg::cli

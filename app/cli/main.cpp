@@ -3,7 +3,7 @@
 #include <csignal>
 #include <iostream>
 
-#include "app/cli/CliContext.h"
+#include "app/cli/CommandRegistry.h"
 #include "core/dataset/Dataset.h"
 #include "core/io/ImageIO.h"
 #include "core/util/Interrupt.h"
@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.fallthrough();
 
-  registerDatasetCommands(app, context);
+  addRegisteredCommands(app, context);
 
   try {
     app.parse(argc, argv);
