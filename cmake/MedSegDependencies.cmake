@@ -3,6 +3,8 @@ find_package(Threads REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(ZLIB REQUIRED)
+# Training configurations may be written in YAML (resources/configs/*.yaml).
+find_package(yaml-cpp REQUIRED)
 
 find_package(ITK 5 REQUIRED COMPONENTS
   ITKCommon ITKIOImageBase ITKIONIFTI ITKIONRRD ITKIOMeta ITKIOGDCM
@@ -35,6 +37,8 @@ if(NOT MEDSEG_WITH_CUDA STREQUAL "OFF")
 endif()
 message(STATUS "MedSeg: CUDA code paths ${MEDSEG_HAVE_CUDA}, NCCL ${MEDSEG_HAVE_NCCL}, MPI ${MPI_CXX_FOUND}, GUI ${MEDSEG_BUILD_GUI}")
 
+# Qt Core serves the plugin system in every build; widgets only in the studio.
+find_package(Qt6 REQUIRED COMPONENTS Core)
 if(MEDSEG_BUILD_GUI)
   find_package(Qt6 REQUIRED COMPONENTS Core Gui Widgets OpenGL OpenGLWidgets Charts Test Concurrent)
   # Debian's VTK Qt module targets Qt 5, so VTK is embedded through our own QOpenGLWidget bridge.

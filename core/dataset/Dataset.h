@@ -3,7 +3,15 @@
 // "training": [{"image", "label"}], one 4-D image per case) or the nnU-Net v2 layout (dataset.json
 // with "channel_names" and "file_ending", imagesTr/<case>_<cccc><ending>, one file per channel).
 // Every path named by dataset.json is resolved inside the data-set folder; one that escapes it
-// (absolute, "..", or a symbolic link pointing outside) is refused.
+// (absolute, "..", or a symbolic link pointing outside) is refused: loadDataset throws DatasetError,
+// so `medseg dataset check` exits 3 for such a dataset.json (checkDataset re-verifies containment
+// and reports "escape" for data sets built in code or links changed after loading).
+//
+// What loadDataset refuses (DatasetError, message names dataset.json and the field) versus what it
+// leaves to checkDataset (findings): structure and types of dataset.json, duplicate case ids,
+// channel keys not 0..C-1, labels without 0 and escaping paths are load errors; missing or
+// unreadable files, an empty training list and a numTraining that disagrees with the cases found
+// are findings, because they are about the files rather than about dataset.json being readable.
 #include <filesystem>
 #include <map>
 #include <stdexcept>
@@ -38,19 +46,38 @@ struct Dataset {
   std::vector<CaseEntry> training;
   std::vector<CaseEntry> test;
   std::string fileEnding = ".nii.gz";
+  // nnU-Net v2 region-based labels ("whole_tumor": [1, 2, 3]); their values are also in `labels`.
+  std::map<std::string, std::vector<int>> regions;
+  int declaredNumTraining = -1;                 // "numTraining" as written; -1 when absent
+  int declaredNumTest = -1;                     // "numTest" (MSD) as written; -1 when absent
+
+  std::filesystem::path jsonPath() const { return root / "dataset.json"; }
 };
+
+const char* layoutName(DatasetLayout layout);   // "MSD", "nnU-Net v2"
+// Case id from a file name: "imagesTr/BRATS_001.nii.gz" -> "BRATS_001" (strips `ending` when it
+// matches, otherwise every extension).
+std::string caseIdFromFileName(const std::filesystem::path& file, const std::string& ending = ".nii.gz");
 
 // Parses root/dataset.json. Throws DatasetError naming the file and the offending field.
 Dataset loadDataset(const std::filesystem::path& root);
 
-// `relative` as named in dataset.json, resolved inside `root` (MSD paths start with "./").
+// `relative` as named in dataset.json, resolved inside `root` (MSD paths start with "./"), returned
+// as root / lexically normalised relative path. Throws DatasetError for an empty or absolute path,
+// one whose ".." climbs above root, or one that leaves root through a symbolic link.
 std::filesystem::path resolveInsideDataset(const std::filesystem::path& root, const std::string& relative);
+// Whether an existing or future `path` lies inside `root` after following symbolic links.
+bool isInsideDataset(const std::filesystem::path& root, const std::filesystem::path& path);
 
-// All channels of one case as a single multi-channel volume, and its label map.
+// All channels of one case as a single multi-channel volume, and its label map. Per-channel files
+// (nnU-Net) must share size and geometry, else DatasetError naming both files. A test case (no
+// label) asked for labels is a DatasetError.
 ImageVolume loadCaseImage(const CaseEntry& entry, const ReadOptions& options = {});
 LabelVolume loadCaseLabels(const CaseEntry& entry, const ReadOptions& options = {});
 
-// Writes dataset.json for an MSD-layout data set (used by the synthetic generator and exports).
+// Writes root/dataset.json atomically in MSD form (used by the synthetic generator and exports).
+// Case paths may be absolute under root or relative to it; they are written as "./imagesTr/X.nii.gz".
+// Every case must have exactly one image file inside root, else DatasetError.
 void writeMsdDatasetJson(const Dataset& dataset);
 
 }  // namespace medseg

@@ -3,8 +3,18 @@
 // run `windowBatch` at a time, each weighted by a Gaussian importance map (sigma = roi/8) so window
 // centres count more than their borders; inputs smaller than the window are padded. A window at least as
 // large as the image is whole-volume inference (one pass, LAMP's point).
+//
+// Details: window starts per axis follow nnU-Net (n = ceil((size - roi) / (roi * (1 - overlap))) + 1
+// windows spread evenly, the first at 0 and the last flush with the end). An axis smaller than the
+// window is zero-padded symmetrically and the output cropped back. When roi >= the input in every axis
+// the input is padded only up to a multiple of sizeDivisor and run once (whole-volume mode); otherwise
+// roi must be a multiple of sizeDivisor. Mirror TTA averages all 8 flip combinations of (D, H, W)
+// (identity included), as nnU-Net. Windows are views of the input; outputs and weights are accumulated
+// in float32 on the device `forward` returns its results on. Runs under torch::NoGradGuard and polls
+// throwIfInterrupted() between window batches. Bad options -> InputError.
 #include <array>
 #include <functional>
+#include <vector>
 
 #include <torch/torch.h>
 
@@ -21,8 +31,15 @@ struct SlidingWindowOptions {
 
 using ForwardFn = std::function<torch::Tensor(const torch::Tensor&)>;  // [N,C,D,H,W] -> [N,K,D,H,W]
 
-// Gaussian importance map of the window shape, max 1, strictly positive.
+// Gaussian importance map of the window shape [D, H, W] (float32, CPU), max 1, strictly positive:
+// values are clamped to kMinImportance so window borders still count where nothing else covers them.
+constexpr float kMinImportance = 1e-4f;
 torch::Tensor gaussianImportanceMap(const std::array<int64_t, 3>& roi, double sigmaScale = 0.125);
+
+// Start offsets of the windows along one axis of `size` voxels (a single 0 when size <= roi).
+std::vector<int64_t> slidingWindowStarts(int64_t size, int64_t roi, double overlap);
+// Number of windows slidingWindowInference runs for an input of spatial shape (D, H, W).
+int64_t slidingWindowCount(const std::array<int64_t, 3>& shape, const SlidingWindowOptions& options);
 
 // input [C,D,H,W]; returns the weighted average of window outputs [K,D,H,W] (logits or
 // probabilities, whatever `forward` returns).

@@ -22,13 +22,29 @@ struct ModelDescription {
   std::vector<std::string> classNames;        // output channel names
   std::vector<int64_t> patchSize{96, 96, 96};  // training patch (z, y, x); default inference window
   std::vector<std::string> modalities;         // expected input channels, in order
+  // Regions mode: the label values each output channel covers (BraTS: WT {1,2,3}, TC {2,3}, ET {3}),
+  // so inference can turn region masks back into labels. Empty in labels mode.
+  std::vector<std::vector<int>> regionLabels;
   nlohmann::json toJson() const;
   static ModelDescription fromJson(const nlohmann::json& json);
 };
+
+const char* targetModeName(TargetMode mode);          // "labels" / "regions"
+TargetMode parseTargetMode(const std::string& name);  // throws InputError for anything else
 
 // Reads only the description (fast, no weights). Throws InputError for files that are not MedSeg checkpoints.
 ModelDescription readModelDescription(const std::filesystem::path& checkpoint);
 // Builds the network and loads its weights (eval mode). Works on training checkpoints and "best" files alike.
 UNet3d loadModelForInference(const std::filesystem::path& checkpoint, ModelDescription* description = nullptr);
+
+// Writes a model file (weights + description, no training state) atomically: what best.pt holds.
+void saveModel(const std::filesystem::path& file, UNet3d& model, const ModelDescription& description);
+
+// Building blocks shared with training checkpoints (core/train/TrainingCheckpoint): the archive keys
+// that make a file a MedSeg model, and opening a file as a validated MedSeg archive (InputError if not).
+void writeModelEntries(torch::serialize::OutputArchive& archive, UNet3d& model, const ModelDescription& description,
+                       const std::string& kind);
+torch::serialize::InputArchive openCheckpointArchive(const std::filesystem::path& file, std::string* kind = nullptr);
+void readModelWeights(torch::serialize::InputArchive& archive, UNet3d& model, const std::filesystem::path& file);
 
 }  // namespace medseg

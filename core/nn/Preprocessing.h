@@ -11,10 +11,15 @@
 
 namespace medseg {
 
+// JSON: {"crop_to_foreground": bool, "zscore_over_brain": bool, "target_spacing": null | [x, y, z]}.
+// The crop is exact (no margin, as nnU-Net): skull-stripped images are zero outside the brain. An image
+// with no non-zero voxel is not cropped. Brain z-score sets voxels outside the brain to 0; a constant
+// channel keeps std 1. Order: crop, normalise, resample (trilinear images, nearest labels; a target
+// spacing that changes no axis's voxel count leaves the grid untouched). NaN/Inf input -> InputError.
 struct PreprocessingConfig {
   bool cropToForeground = true;
   bool zscoreOverBrain = true;                       // else z-score over all voxels
-  std::optional<std::array<double, 3>> targetSpacing; // mm; none keeps the source spacing
+  std::optional<std::array<double, 3>> targetSpacing; // mm, x y z (Geometry order); none keeps the source spacing
   nlohmann::json toJson() const;
   static PreprocessingConfig fromJson(const nlohmann::json& json);
 };
@@ -39,6 +44,8 @@ PreprocessedCase preprocess(const ImageVolume& image, const LabelVolume* labels,
 // A label map on the preprocessed grid back onto the original grid (nearest neighbour, zeros outside the crop).
 LabelVolume invertLabels(const LabelVolume& predicted, const PreprocessingRecord& record);
 // Per-class probabilities (channels) back onto the original grid (linear, background 1 outside the crop).
-ImageVolume invertProbabilities(const ImageVolume& probabilities, const PreprocessingRecord& record);
+// Region outputs (sigmoid WT/TC/ET, no background channel) pass firstChannelIsBackground=false: 0 outside.
+ImageVolume invertProbabilities(const ImageVolume& probabilities, const PreprocessingRecord& record,
+                                bool firstChannelIsBackground = true);
 
 }  // namespace medseg

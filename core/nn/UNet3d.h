@@ -2,6 +2,7 @@
 // A configurable 3-D U-Net (nnU-Net style): per level two 3x3x3 conv -> norm -> leaky ReLU
 // (optionally residual), strided-conv down-sampling, transposed-conv up-sampling, skip concatenation,
 // 1x1x1 head; optional deep-supervision heads on the coarser decoder levels.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -26,6 +27,10 @@ struct UNetConfig {
   static UNetConfig fromJson(const nlohmann::json& json);  // missing keys keep the defaults
   // The input edge must be divisible by this (2^(depth-1)).
   int64_t sizeDivisor() const { return int64_t{1} << (depth - 1); }
+  // Feature channels at resolution level `level` (0 = full resolution): base * 2^level, capped.
+  int64_t filtersAt(int64_t level) const { return std::min(maxFilters, baseFilters << level); }
+  // Deep-supervision outputs besides the full-resolution one (decoder levels 1 .. depth-2).
+  int64_t deepSupervisionHeads() const { return deepSupervision ? std::max<int64_t>(0, depth - 2) : 0; }
 };
 
 class UNet3dImpl : public torch::nn::Module {
@@ -41,6 +46,8 @@ class UNet3dImpl : public torch::nn::Module {
   double forwardFlopsPerVoxel() const;  // multiply-adds x2, per input voxel, forward pass
 
  private:
+  std::vector<torch::Tensor> run(const torch::Tensor& input, int64_t extraHeads);
+
   UNetConfig config_;
   // Layers are registered in the .cpp; kept as ModuleLists so any depth works.
   torch::nn::ModuleList encoder_{nullptr}, downsample_{nullptr}, upsample_{nullptr}, decoder_{nullptr},

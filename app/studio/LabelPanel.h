@@ -1,0 +1,32 @@
+#pragma once
+// The overlay panel: one row per label (show, colour, name, opacity) with its size in voxels and mL,
+// plus the BraTS regions (whole tumour, tumour core, enhancing tumour).
+#include <QWidget>
+
+class QTableWidget;
+
+namespace medseg::studio {
+
+class ViewerDocument;
+
+struct LabelStatisticsRow {
+  QString name;
+  long long voxels = 0;
+  double millilitres = 0.0;
+};
+// Per label (1..255 present or styled) then WT {1,2,3}, TC {2,3}, ET {3}.
+QList<LabelStatisticsRow> computeLabelStatistics(const ViewerDocument& document);
+
+class LabelPanel : public QWidget {
+  Q_OBJECT
+ public:
+  explicit LabelPanel(ViewerDocument& document, QWidget* parent = nullptr);
+
+ private:
+  void rebuild();
+  ViewerDocument& document_;
+  QTableWidget* styles_;
+  QTableWidget* statistics_;
+};
+
+}  // namespace medseg::studio

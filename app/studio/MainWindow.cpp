@@ -1,0 +1,190 @@
+#include "app/studio/MainWindow.h"
+
+#include <QAction>
+#include <QComboBox>
+#include <QDockWidget>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QGridLayout>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QSettings>
+#include <QStatusBar>
+#include <QToolBar>
+
+#include "app/studio/InferencePanel.h"
+#include "app/studio/LabelPanel.h"
+#include "app/studio/SliceView.h"
+#include "app/studio/SurfaceView.h"
+#include "app/studio/TrainingPanel.h"
+#include "app/studio/ViewerDocument.h"
+
+namespace medseg::studio {
+
+MainWindow::MainWindow(QWidget* parent)
+    : QMainWindow(parent),
+      document_(new ViewerDocument(this)),
+      channelBox_(new QComboBox(this)),
+      readout_(new QLabel(this)) {
+  setWindowTitle(tr("MedSeg Studio"));
+  setAcceptDrops(true);
+  auto* central = new QWidget(this);
+  auto* grid = new QGridLayout(central);
+  grid->setSpacing(2);
+  grid->setContentsMargins(2, 2, 2, 2);
+  sliceViews_[static_cast<int>(Axis::Axial)] = new SliceView(*document_, Axis::Axial, central);
+  sliceViews_[static_cast<int>(Axis::Coronal)] = new SliceView(*document_, Axis::Coronal, central);
+  sliceViews_[static_cast<int>(Axis::Sagittal)] = new SliceView(*document_, Axis::Sagittal, central);
+  surfaceView_ = new SurfaceView(*document_, central);
+  grid->addWidget(sliceViews_[static_cast<int>(Axis::Axial)], 0, 0);
+  grid->addWidget(sliceViews_[static_cast<int>(Axis::Coronal)], 0, 1);
+  grid->addWidget(sliceViews_[static_cast<int>(Axis::Sagittal)], 1, 0);
+  grid->addWidget(surfaceView_, 1, 1);
+  setCentralWidget(central);
+  for (SliceView* view : sliceViews_) connect(view, &SliceView::hovered, readout_, &QLabel::setText);
+  statusBar()->addWidget(readout_, 1);
+
+  labelPanel_ = new LabelPanel(*document_, this);
+  trainingPanel_ = new TrainingPanel(this);
+  inferencePanel_ = new InferencePanel(*document_, this);
+  auto addDock = [this](QWidget* panel, const QString& title) {
+    auto* dock = new QDockWidget(title, this);
+    dock->setObjectName(title);
+    dock->setWidget(panel);
+    addDockWidget(Qt::RightDockWidgetArea, dock);
+    return dock;
+  };
+  QDockWidget* labels = addDock(labelPanel_, tr("Labels"));
+  QDockWidget* training = addDock(trainingPanel_, tr("Training"));
+  QDockWidget* inference = addDock(inferencePanel_, tr("Inference"));
+  tabifyDockWidget(labels, training);
+  tabifyDockWidget(training, inference);
+  labels->raise();
+  connect(trainingPanel_, &TrainingPanel::trainingFinished, this, [this](bool ok, const QString& best, const QString&) {
+    if (ok && !best.isEmpty()) inferencePanel_->setModel(best);
+  });
+
+  connect(document_, &ViewerDocument::imageChanged, this, [this] {
+    channelBox_->blockSignals(true);
+    channelBox_->clear();
+    channelBox_->addItems(document_->channelNames());
+    channelBox_->blockSignals(false);
+    setWindowTitle(tr("MedSeg Studio — %1").arg(QFileInfo(document_->imagePath()).fileName()));
+  });
+  buildMenus();
+  buildToolBar();
+  resize(1400, 900);
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::buildMenus() {
+  QMenu* file = menuBar()->addMenu(tr("&File"));
+  file->addAction(tr("&Open image…"), QKeySequence::Open, this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open image"), QString(),
+        tr("Images (*.nii *.nii.gz *.nrrd *.nhdr *.mha *.mhd);;All files (*)"));
+    if (!path.isEmpty()) openImage(path);
+  });
+  file->addAction(tr("Open &DICOM folder…"), this, [this] {
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Open DICOM series folder"));
+    if (!dir.isEmpty()) openImage(dir);
+  });
+  file->addAction(tr("Open &mask…"), this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open label mask"), QString(),
+        tr("Images (*.nii *.nii.gz *.nrrd *.mha *.mhd);;All files (*)"));
+    if (!path.isEmpty()) openLabels(path);
+  });
+  file->addAction(tr("&Save mask…"), QKeySequence::Save, this, [this] {
+    const QString path = QFileDialog::getSaveFileName(this, tr("Save label mask"), "mask.nii.gz",
+        tr("NIfTI (*.nii.gz *.nii);;NRRD (*.nrrd);;MetaImage (*.mha)"));
+    if (path.isEmpty()) return;
+    try {
+      document_->saveLabels(path);
+    } catch (const std::exception& e) {
+      showError(QString::fromUtf8(e.what()));
+    }
+  });
+  recentMenu_ = file->addMenu(tr("Open &recent"));
+  refreshRecentMenu();
+  file->addSeparator();
+  file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+}
+
+void MainWindow::buildToolBar() {
+  QToolBar* bar = addToolBar(tr("View"));
+  bar->setObjectName("view");
+  bar->addWidget(new QLabel(tr(" Channel "), bar));
+  bar->addWidget(channelBox_);
+  connect(channelBox_, &QComboBox::currentIndexChanged, document_, &ViewerDocument::setChannel);
+  auto* presets = new QComboBox(bar);
+  presets->addItems({"auto", "full", "narrow"});
+  bar->addWidget(new QLabel(tr(" Window "), bar));
+  bar->addWidget(presets);
+  connect(presets, &QComboBox::textActivated, document_, &ViewerDocument::applyWindowPreset);
+  QAction* volume = bar->addAction(tr("Volume rendering"));
+  volume->setCheckable(true);
+  connect(volume, &QAction::toggled, surfaceView_, &SurfaceView::setVolumeRendering);
+  bar->addAction(tr("Reset 3-D camera"), surfaceView_, &VtkOpenGLWidget::resetCamera);
+}
+
+bool MainWindow::openImage(const QString& path, QString* error) {
+  try {
+    document_->openImage(path);
+    rememberRecent(path);
+    return true;
+  } catch (const std::exception& e) {
+    const QString message = tr("Cannot open %1:\n%2").arg(path, QString::fromUtf8(e.what()));
+    if (error) *error = message; else showError(message);
+    return false;
+  }
+}
+
+bool MainWindow::openLabels(const QString& path, QString* error) {
+  try {
+    document_->openLabels(path);
+    return true;
+  } catch (const std::exception& e) {
+    const QString message = tr("Cannot open mask %1:\n%2").arg(path, QString::fromUtf8(e.what()));
+    if (error) *error = message; else showError(message);
+    return false;
+  }
+}
+
+void MainWindow::rememberRecent(const QString& path) {
+  QSettings settings("MedSeg", "studio");
+  QStringList recent = settings.value("recentFiles").toStringList();
+  recent.removeAll(path);
+  recent.prepend(path);
+  while (recent.size() > 10) recent.removeLast();
+  settings.setValue("recentFiles", recent);
+  refreshRecentMenu();
+}
+
+void MainWindow::refreshRecentMenu() {
+  if (!recentMenu_) return;
+  recentMenu_->clear();
+  const QStringList recent = QSettings("MedSeg", "studio").value("recentFiles").toStringList();
+  for (const QString& path : recent) recentMenu_->addAction(path, this, [this, path] { openImage(path); });
+  recentMenu_->setEnabled(!recent.isEmpty());
+}
+
+void MainWindow::showError(const QString& message) { QMessageBox::warning(this, tr("MedSeg Studio"), message); }
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+  if (event->mimeData()->hasUrls()) event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+  const auto urls = event->mimeData()->urls();
+  for (int i = 0; i < urls.size(); ++i) {
+    const QString path = urls[i].toLocalFile();
+    // The first file is the image; a second one dropped together is its mask.
+    if (i == 0) openImage(path); else openLabels(path);
+  }
+}
+
+}  // namespace medseg::studio

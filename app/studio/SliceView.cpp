@@ -1,0 +1,206 @@
+#include "app/studio/SliceView.h"
+
+#include <QMouseEvent>
+#include <QPainter>
+#include <QWheelEvent>
+#include <algorithm>
+#include <cmath>
+
+namespace medseg::studio {
+
+SliceView::SliceView(ViewerDocument& document, Axis axis, QWidget* parent)
+    : QWidget(parent), document_(document), axis_(axis) {
+  setMouseTracking(true);
+  setMinimumSize(160, 160);
+  setFocusPolicy(Qt::WheelFocus);
+  setToolTip(tr("Left: move cursor · Wheel: slice · Right-drag: window/level · Middle-drag: pan · Ctrl+wheel: zoom"));
+  auto repaint = [this] { update(); };
+  connect(&document_, &ViewerDocument::imageChanged, this, repaint);
+  connect(&document_, &ViewerDocument::labelsChanged, this, repaint);
+  connect(&document_, &ViewerDocument::cursorChanged, this, repaint);
+  connect(&document_, &ViewerDocument::displayChanged, this, repaint);
+}
+
+QString SliceView::title() const {
+  switch (axis_) {
+    case Axis::Axial: return tr("Axial");
+    case Axis::Coronal: return tr("Coronal");
+    case Axis::Sagittal: return tr("Sagittal");
+  }
+  return {};
+}
+
+std::array<int, 2> SliceView::planeAxes() const {
+  switch (axis_) {
+    case Axis::Axial: return {0, 1};
+    case Axis::Coronal: return {0, 2};
+    case Axis::Sagittal: return {1, 2};
+  }
+  return {0, 1};
+}
+
+void SliceView::setZoom(double zoom) {
+  zoom_ = std::clamp(zoom, 0.25, 16.0);
+  update();
+}
+
+QImage SliceView::renderSlice() const {
+  if (!document_.hasImage()) return {};
+  const ImageVolume& image = document_.image();
+  const auto [colAxis, rowAxis] = planeAxes();
+  const int cols = static_cast<int>(image.size[colAxis]);
+  const int rows = static_cast<int>(image.size[rowAxis]);
+  const bool flipRows = axis_ != Axis::Axial;  // superior at the top in coronal and sagittal views
+  const WindowLevel wl = document_.windowLevel();
+  const auto cursor = document_.cursor();
+  const auto& styles = document_.labelStyles();
+  const bool showLabels = document_.hasLabels();
+
+  QImage slice(cols, rows, QImage::Format_RGB32);
+  std::array<int64_t, 3> voxel = cursor;
+  for (int row = 0; row < rows; ++row) {
+    auto* line = reinterpret_cast<QRgb*>(slice.scanLine(row));
+    voxel[rowAxis] = flipRows ? rows - 1 - row : row;
+    for (int col = 0; col < cols; ++col) {
+      voxel[colAxis] = col;
+      const float value = image.at(voxel[0], voxel[1], voxel[2], document_.channel());
+      const double t = std::isfinite(value) ? (value - wl.lower()) / wl.window : 0.0;
+      double r, g, b;
+      r = g = b = std::clamp(t, 0.0, 1.0) * 255.0;
+      if (showLabels) {
+        const int label = document_.labels().at(voxel[0], voxel[1], voxel[2]);
+        if (label != 0) {
+          auto it = styles.find(label);
+          if (it != styles.end() && it->second.visible) {
+            const double a = it->second.opacity;
+            r = (1 - a) * r + a * it->second.color.red();
+            g = (1 - a) * g + a * it->second.color.green();
+            b = (1 - a) * b + a * it->second.color.blue();
+          }
+        }
+      }
+      line[col] = qRgb(static_cast<int>(r), static_cast<int>(g), static_cast<int>(b));
+    }
+  }
+  return slice;
+}
+
+QRectF SliceView::imageRect() const {
+  const ImageVolume& image = document_.image();
+  const auto [colAxis, rowAxis] = planeAxes();
+  const double widthMm = image.size[colAxis] * image.geometry.spacing[colAxis];
+  const double heightMm = image.size[rowAxis] * image.geometry.spacing[rowAxis];
+  const double scale = std::min(width() / widthMm, height() / heightMm) * zoom_;
+  const QSizeF drawn(widthMm * scale, heightMm * scale);
+  const QPointF topLeft((width() - drawn.width()) / 2 + pan_.x(), (height() - drawn.height()) / 2 + pan_.y());
+  return {topLeft, drawn};
+}
+
+std::optional<std::array<int64_t, 3>> SliceView::voxelAt(const QPointF& point) const {
+  if (!document_.hasImage()) return std::nullopt;
+  const QRectF rect = imageRect();
+  if (!rect.contains(point)) return std::nullopt;
+  const ImageVolume& image = document_.image();
+  const auto [colAxis, rowAxis] = planeAxes();
+  const int64_t cols = image.size[colAxis], rows = image.size[rowAxis];
+  int64_t col = static_cast<int64_t>((point.x() - rect.left()) / rect.width() * cols);
+  int64_t row = static_cast<int64_t>((point.y() - rect.top()) / rect.height() * rows);
+  col = std::clamp<int64_t>(col, 0, cols - 1);
+  row = std::clamp<int64_t>(row, 0, rows - 1);
+  auto voxel = document_.cursor();
+  voxel[colAxis] = col;
+  voxel[rowAxis] = axis_ != Axis::Axial ? rows - 1 - row : row;
+  return voxel;
+}
+
+QString SliceView::readout(const std::array<int64_t, 3>& v) const {
+  const auto world = document_.image().geometry.indexToWorld(
+      {static_cast<double>(v[0]), static_cast<double>(v[1]), static_cast<double>(v[2])});
+  QString text = QString("voxel (%1, %2, %3)  world (%4, %5, %6) mm  value %7")
+                     .arg(v[0]).arg(v[1]).arg(v[2])
+                     .arg(world[0], 0, 'f', 1).arg(world[1], 0, 'f', 1).arg(world[2], 0, 'f', 1)
+                     .arg(document_.voxelValue(v), 0, 'g', 5);
+  const int label = document_.labelAt(v);
+  if (document_.hasLabels()) {
+    auto it = document_.labelStyles().find(label);
+    text += QString("  label %1").arg(label);
+    if (label != 0 && it != document_.labelStyles().end()) text += " (" + it->second.name + ")";
+  }
+  return text;
+}
+
+void SliceView::paintEvent(QPaintEvent*) {
+  QPainter painter(this);
+  painter.fillRect(rect(), Qt::black);
+  if (!document_.hasImage()) {
+    painter.setPen(Qt::gray);
+    painter.drawText(rect(), Qt::AlignCenter, tr("%1\nopen an image (File ▸ Open, or drop a file)").arg(title()));
+    return;
+  }
+  const QRectF target = imageRect();
+  painter.setRenderHint(QPainter::SmoothPixmapTransform, false);
+  painter.drawImage(target, renderSlice());
+
+  // Crosshair through the cursor, in the two in-plane axes.
+  const ImageVolume& image = document_.image();
+  const auto [colAxis, rowAxis] = planeAxes();
+  const auto cursor = document_.cursor();
+  const double cx = target.left() + (cursor[colAxis] + 0.5) / image.size[colAxis] * target.width();
+  const int64_t row = axis_ != Axis::Axial ? image.size[rowAxis] - 1 - cursor[rowAxis] : cursor[rowAxis];
+  const double cy = target.top() + (row + 0.5) / image.size[rowAxis] * target.height();
+  painter.setPen(QPen(QColor(0, 180, 255, 160), 1));
+  painter.drawLine(QPointF(cx, target.top()), QPointF(cx, target.bottom()));
+  painter.drawLine(QPointF(target.left(), cy), QPointF(target.right(), cy));
+
+  painter.setPen(Qt::white);
+  const int sliceAxis = static_cast<int>(axis_);
+  painter.drawText(QRect(6, 4, width() - 12, 20), Qt::AlignLeft,
+                   QString("%1  %2/%3").arg(title()).arg(cursor[sliceAxis] + 1).arg(image.size[sliceAxis]));
+  const WindowLevel wl = document_.windowLevel();
+  painter.drawText(QRect(6, height() - 22, width() - 12, 20), Qt::AlignLeft,
+                   QString("W %1  L %2").arg(wl.window, 0, 'g', 4).arg(wl.level, 0, 'g', 4));
+}
+
+void SliceView::wheelEvent(QWheelEvent* event) {
+  const int steps = event->angleDelta().y() / 120;
+  if (steps == 0) return;
+  if (event->modifiers() & Qt::ControlModifier)
+    setZoom(zoom_ * std::pow(1.25, steps));
+  else
+    document_.moveSlice(axis_, steps);
+  event->accept();
+}
+
+void SliceView::mousePressEvent(QMouseEvent* event) {
+  dragButton_ = event->button();
+  dragStart_ = event->position();
+  dragStartWindowLevel_ = document_.windowLevel();
+  dragStartPan_ = pan_;
+  if (dragButton_ == Qt::LeftButton)
+    if (auto voxel = voxelAt(event->position())) document_.setCursor(*voxel);
+}
+
+void SliceView::mouseMoveEvent(QMouseEvent* event) {
+  if (auto voxel = voxelAt(event->position())) Q_EMIT hovered(readout(*voxel));
+  const QPointF delta = event->position() - dragStart_;
+  switch (dragButton_) {
+    case Qt::LeftButton:
+      if (auto voxel = voxelAt(event->position())) document_.setCursor(*voxel);
+      break;
+    case Qt::RightButton: {
+      // Horizontal drag widens the window, vertical drag raises the level (as in most viewers).
+      const double w = dragStartWindowLevel_.window;
+      document_.setWindowLevel({w * std::exp(delta.x() / 200.0), dragStartWindowLevel_.level - delta.y() / 200.0 * w});
+      break;
+    }
+    case Qt::MiddleButton:
+      pan_ = dragStartPan_ + delta;
+      update();
+      break;
+    default: break;
+  }
+}
+
+void SliceView::mouseReleaseEvent(QMouseEvent*) { dragButton_ = Qt::NoButton; }
+
+}  // namespace medseg::studio

@@ -1,0 +1,54 @@
+#pragma once
+// One orthogonal slice of the document (axial, coronal or sagittal), drawn with QPainter: the
+// displayed channel through window/level, the label overlay blended per label style, and the
+// linked crosshair. Mouse: left sets the cursor, wheel moves the slice, right-drag changes
+// window/level, middle-drag pans, Ctrl+wheel zooms.
+#include <QImage>
+#include <QPointF>
+#include <QWidget>
+#include <array>
+#include <optional>
+
+#include "app/studio/ViewerDocument.h"
+
+namespace medseg::studio {
+
+class SliceView : public QWidget {
+  Q_OBJECT
+ public:
+  SliceView(ViewerDocument& document, Axis axis, QWidget* parent = nullptr);
+  Axis axis() const { return axis_; }
+  QString title() const;
+  // The slice as drawn, without widget chrome: image + overlay at one pixel per voxel.
+  QImage renderSlice() const;
+  double zoom() const { return zoom_; }
+  void setZoom(double zoom);
+
+ Q_SIGNALS:
+  void hovered(const QString& readout);
+
+ protected:
+  void paintEvent(QPaintEvent* event) override;
+  void wheelEvent(QWheelEvent* event) override;
+  void mousePressEvent(QMouseEvent* event) override;
+  void mouseMoveEvent(QMouseEvent* event) override;
+  void mouseReleaseEvent(QMouseEvent* event) override;
+
+ private:
+  // Slice plane dimensions in voxels and mm.
+  std::array<int, 2> planeAxes() const;  // index axes shown as (columns, rows)
+  QRectF imageRect() const;               // where the slice lands in widget coordinates
+  std::optional<std::array<int64_t, 3>> voxelAt(const QPointF& widgetPoint) const;
+  QString readout(const std::array<int64_t, 3>& voxel) const;
+
+  ViewerDocument& document_;
+  Axis axis_;
+  double zoom_ = 1.0;
+  QPointF pan_{0, 0};
+  Qt::MouseButton dragButton_ = Qt::NoButton;
+  QPointF dragStart_;
+  WindowLevel dragStartWindowLevel_;
+  QPointF dragStartPan_;
+};
+
+}  // namespace medseg::studio

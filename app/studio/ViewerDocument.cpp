@@ -1,0 +1,151 @@
+#include "app/studio/ViewerDocument.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "core/io/ImageIO.h"
+
+namespace medseg::studio {
+
+LabelStyle defaultLabelStyle(int label) {
+  switch (label) {
+    case 1: return {"edema", QColor(40, 200, 60), 0.45, true};
+    case 2: return {"non-enhancing", QColor(230, 60, 50), 0.55, true};
+    case 3: return {"enhancing", QColor(250, 220, 40), 0.6, true};
+    default: break;
+  }
+  static const QColor palette[] = {QColor(60, 120, 250), QColor(250, 120, 200), QColor(80, 220, 220),
+                                   QColor(180, 100, 250), QColor(250, 160, 60)};
+  return {QString("label %1").arg(label), palette[label % 5], 0.5, true};
+}
+
+ViewerDocument::ViewerDocument(QObject* parent) : QObject(parent) {}
+
+void ViewerDocument::openImage(const QString& path) {
+  ImageVolume image = readImage(path.toStdString());
+  imagePath_ = path;
+  setImage(std::move(image), path);
+}
+
+void ViewerDocument::setImage(ImageVolume image, const QString& name) {
+  image_ = std::move(image);
+  imagePath_ = name;
+  channel_ = 0;
+  cursor_ = {image_.size[0] / 2, image_.size[1] / 2, image_.size[2] / 2};
+  if (hasLabels() && labels_.size != image_.size) clearLabels();
+  applyWindowPreset("auto");
+  Q_EMIT imageChanged();
+  Q_EMIT cursorChanged();
+}
+
+void ViewerDocument::openLabels(const QString& path) {
+  setLabels(readLabels(path.toStdString()), path);
+}
+
+void ViewerDocument::setLabels(LabelVolume labels, const QString& name) {
+  if (hasImage() && labels.size != image_.size)
+    throw ImageIOError("label map " + name.toStdString() + " is " + describeSize(labels.size) +
+                       " but the image is " + describeSize(image_.size) + "; open the matching image first");
+  labels_ = std::move(labels);
+  labelsPath_ = name;
+  ensureLabelStyles();
+  Q_EMIT labelsChanged();
+}
+
+void ViewerDocument::clearLabels() {
+  labels_ = LabelVolume();
+  labelsPath_.clear();
+  Q_EMIT labelsChanged();
+}
+
+void ViewerDocument::saveLabels(const QString& path) const {
+  if (!hasLabels()) throw ImageIOError("there is no label map to save");
+  writeLabels(labels_, path.toStdString());
+}
+
+void ViewerDocument::ensureLabelStyles() {
+  std::vector<bool> present(256, false);
+  for (uint8_t v : labels_.data) present[v] = true;
+  for (int label = 1; label < 256; ++label)
+    if (present[label] && !labelStyles_.count(label)) labelStyles_[label] = defaultLabelStyle(label);
+  for (int label = 1; label <= 3; ++label)
+    if (!labelStyles_.count(label)) labelStyles_[label] = defaultLabelStyle(label);
+}
+
+void ViewerDocument::setChannel(int channel) {
+  if (!hasImage() || channel < 0 || channel >= image_.channels || channel == channel_) return;
+  channel_ = channel;
+  applyWindowPreset("auto");
+}
+
+QStringList ViewerDocument::channelNames() const {
+  static const char* brats[] = {"FLAIR", "T1w", "T1gd", "T2w"};
+  QStringList names;
+  for (int c = 0; c < image_.channels; ++c)
+    names << (image_.channels == 4 ? QString("%1: %2").arg(c).arg(brats[c]) : QString("channel %1").arg(c));
+  return names;
+}
+
+void ViewerDocument::setCursor(const std::array<int64_t, 3>& voxel) {
+  if (!hasImage()) return;
+  std::array<int64_t, 3> clamped;
+  for (int i = 0; i < 3; ++i) clamped[i] = std::clamp<int64_t>(voxel[i], 0, image_.size[i] - 1);
+  if (clamped == cursor_) return;
+  cursor_ = clamped;
+  Q_EMIT cursorChanged();
+}
+
+void ViewerDocument::moveSlice(Axis axis, int delta) {
+  auto voxel = cursor_;
+  voxel[static_cast<int>(axis)] += delta;
+  setCursor(voxel);
+}
+
+void ViewerDocument::setWindowLevel(const WindowLevel& wl) {
+  windowLevel_ = {std::max(wl.window, 1e-6), wl.level};
+  Q_EMIT displayChanged();
+}
+
+void ViewerDocument::applyWindowPreset(const QString& preset) {
+  if (!hasImage()) return;
+  const float* values = image_.channel(channel_);
+  const int64_t count = image_.voxelsPerChannel();
+  // Percentiles over non-zero voxels: skull-stripped MRI is mostly zero background.
+  std::vector<float> sample;
+  const int64_t stride = std::max<int64_t>(1, count / 200000);
+  for (int64_t i = 0; i < count; i += stride)
+    if (values[i] != 0.0f && std::isfinite(values[i])) sample.push_back(values[i]);
+  if (sample.empty()) {
+    setWindowLevel({1.0, 0.5});
+    return;
+  }
+  std::sort(sample.begin(), sample.end());
+  auto percentile = [&](double p) { return sample[static_cast<size_t>(p * (sample.size() - 1))]; };
+  double low = percentile(0.005), high = percentile(0.995);
+  if (preset == "full") {
+    low = std::min(0.0f, sample.front());
+    high = sample.back();
+  } else if (preset == "narrow") {
+    low = percentile(0.25);
+    high = percentile(0.95);
+  }
+  setWindowLevel({std::max(high - low, 1e-6), (high + low) / 2.0});
+}
+
+void ViewerDocument::setLabelStyle(int label, const LabelStyle& style) {
+  labelStyles_[label] = style;
+  Q_EMIT displayChanged();
+}
+
+float ViewerDocument::voxelValue(const std::array<int64_t, 3>& v) const {
+  if (!hasImage() || !image_.contains(v[0], v[1], v[2])) return 0.0f;
+  return image_.at(v[0], v[1], v[2], channel_);
+}
+
+int ViewerDocument::labelAt(const std::array<int64_t, 3>& v) const {
+  if (!hasLabels() || !labels_.contains(v[0], v[1], v[2])) return 0;
+  return labels_.at(v[0], v[1], v[2]);
+}
+
+}  // namespace medseg::studio

@@ -1,0 +1,92 @@
+#pragma once
+// What the studio shows: one image (all channels), an optional label overlay and the shared view
+// state (cursor voxel, displayed channel, window/level, per-label style). Views observe it and
+// redraw on its signals, so the three slice views and the 3-D view stay linked.
+#include <QColor>
+#include <QObject>
+#include <QString>
+#include <array>
+#include <map>
+#include <optional>
+
+#include "core/io/Volume.h"
+
+namespace medseg::studio {
+
+struct LabelStyle {
+  QString name;
+  QColor color;
+  double opacity = 0.5;
+  bool visible = true;
+};
+
+struct WindowLevel {
+  double window = 1.0;
+  double level = 0.5;
+  double lower() const { return level - window / 2.0; }
+};
+
+enum class Axis { Sagittal = 0, Coronal = 1, Axial = 2 };  // the index axis held fixed (x, y, z)
+
+class ViewerDocument : public QObject {
+  Q_OBJECT
+ public:
+  explicit ViewerDocument(QObject* parent = nullptr);
+
+  // Loading throws medseg::ImageIOError; the document is unchanged on failure.
+  void openImage(const QString& path);
+  void setImage(ImageVolume image, const QString& name);
+  void openLabels(const QString& path);
+  void setLabels(LabelVolume labels, const QString& name);
+  void clearLabels();
+  void saveLabels(const QString& path) const;
+
+  bool hasImage() const { return !image_.empty(); }
+  bool hasLabels() const { return !labels_.empty(); }
+  const ImageVolume& image() const { return image_; }
+  const LabelVolume& labels() const { return labels_; }
+  const QString& imagePath() const { return imagePath_; }
+  const QString& labelsPath() const { return labelsPath_; }
+
+  int channel() const { return channel_; }
+  void setChannel(int channel);
+  QStringList channelNames() const;
+
+  std::array<int64_t, 3> cursor() const { return cursor_; }
+  void setCursor(const std::array<int64_t, 3>& voxel);
+  void moveSlice(Axis axis, int delta);
+
+  WindowLevel windowLevel() const { return windowLevel_; }
+  void setWindowLevel(const WindowLevel& wl);
+  // Named presets computed from the displayed channel's brain voxels: "auto", "full", "narrow".
+  void applyWindowPreset(const QString& preset);
+
+  const std::map<int, LabelStyle>& labelStyles() const { return labelStyles_; }
+  void setLabelStyle(int label, const LabelStyle& style);
+
+  float voxelValue(const std::array<int64_t, 3>& voxel) const;
+  int labelAt(const std::array<int64_t, 3>& voxel) const;
+
+ Q_SIGNALS:
+  void imageChanged();
+  void labelsChanged();
+  void cursorChanged();
+  void displayChanged();  // channel, window/level or label styles
+
+ private:
+  void ensureLabelStyles();
+
+  ImageVolume image_;
+  LabelVolume labels_;
+  QString imagePath_;
+  QString labelsPath_;
+  int channel_ = 0;
+  std::array<int64_t, 3> cursor_{0, 0, 0};
+  WindowLevel windowLevel_;
+  std::map<int, LabelStyle> labelStyles_;
+};
+
+// Default BraTS names and colours (1 edema, 2 non-enhancing, 3 enhancing), others from a palette.
+LabelStyle defaultLabelStyle(int label);
+
+}  // namespace medseg::studio

@@ -1,0 +1,180 @@
+#include "core/infer/SlidingWindow.h"
+
+#include <cmath>
+#include <sstream>
+#include <string>
+
+#include "core/util/Interrupt.h"
+
+namespace medseg {
+namespace {
+
+using Shape3 = std::array<int64_t, 3>;
+
+std::string describe(const Shape3& s) {
+  return std::to_string(s[0]) + "x" + std::to_string(s[1]) + "x" + std::to_string(s[2]);
+}
+
+void validate(const torch::Tensor& input, const SlidingWindowOptions& options) {
+  if (!input.defined() || input.dim() != 4)
+    throw InputError("sliding-window inference needs a [C, D, H, W] input tensor");
+  for (int64_t r : options.roi)
+    if (r < 1) throw InputError("window size must be positive in every axis, got " + describe(options.roi));
+  if (!(options.overlap >= 0.0 && options.overlap < 1.0))
+    throw InputError("window overlap must be in [0, 1), got " + std::to_string(options.overlap));
+  if (options.windowBatch < 1) throw InputError("window batch must be at least 1");
+  if (options.sizeDivisor < 1) throw InputError("size divisor must be at least 1");
+}
+
+int64_t roundUp(int64_t value, int64_t multiple) { return (value + multiple - 1) / multiple * multiple; }
+
+// The grid the windows run on: the input padded so every window fits (and whole volumes divide).
+struct Plan {
+  Shape3 size{};      // input spatial size
+  Shape3 padded{};    // after padding
+  Shape3 padBefore{};
+  Shape3 window{};    // effective window (the padded size in whole-volume mode)
+  std::vector<Shape3> starts;
+};
+
+Plan makePlan(const Shape3& size, const SlidingWindowOptions& options) {
+  Plan plan;
+  plan.size = size;
+  const bool wholeVolume = options.roi[0] >= size[0] && options.roi[1] >= size[1] && options.roi[2] >= size[2];
+  for (int a = 0; a < 3; ++a) {
+    if (wholeVolume) {
+      plan.padded[a] = roundUp(size[a], options.sizeDivisor);
+    } else {
+      if (options.roi[a] % options.sizeDivisor != 0)
+        throw InputError("window " + describe(options.roi) + " must be a multiple of " +
+                         std::to_string(options.sizeDivisor) + " in every axis for this network (try " +
+                         std::to_string(roundUp(options.roi[a], options.sizeDivisor)) + " instead of " +
+                         std::to_string(options.roi[a]) + ")");
+      plan.padded[a] = std::max(size[a], options.roi[a]);
+    }
+    plan.padBefore[a] = (plan.padded[a] - size[a]) / 2;
+    plan.window[a] = wholeVolume ? plan.padded[a] : options.roi[a];
+  }
+  const auto z = slidingWindowStarts(plan.padded[0], plan.window[0], options.overlap);
+  const auto y = slidingWindowStarts(plan.padded[1], plan.window[1], options.overlap);
+  const auto x = slidingWindowStarts(plan.padded[2], plan.window[2], options.overlap);
+  for (int64_t sz : z)
+    for (int64_t sy : y)
+      for (int64_t sx : x) plan.starts.push_back({sz, sy, sx});
+  return plan;
+}
+
+torch::Tensor windowOf(const torch::Tensor& chw, const Shape3& start, const Shape3& window) {
+  return chw.narrow(1, start[0], window[0]).narrow(2, start[1], window[1]).narrow(3, start[2], window[2]);
+}
+
+// forward, or the mean over the 8 mirrorings of the spatial axes (each output flipped back).
+torch::Tensor runForward(const ForwardFn& forward, const torch::Tensor& batch, bool mirror) {
+  auto once = [&forward](const torch::Tensor& x) { return forward(x).to(torch::kFloat32); };
+  if (!mirror) return once(batch);
+  torch::Tensor sum;
+  for (int mask = 0; mask < 8; ++mask) {
+    std::vector<int64_t> dims;
+    for (int a = 0; a < 3; ++a)
+      if (mask & (1 << a)) dims.push_back(2 + a);
+    auto out = dims.empty() ? once(batch) : once(batch.flip(dims)).flip(dims);
+    sum = sum.defined() ? sum.add_(out) : out;
+  }
+  return sum.div_(8.0);
+}
+
+void checkOutput(const torch::Tensor& out, int64_t batch, const Shape3& window) {
+  if (out.dim() != 5 || out.size(0) != batch || out.size(2) != window[0] || out.size(3) != window[1] ||
+      out.size(4) != window[2]) {
+    std::ostringstream msg;
+    msg << "the network returned shape " << out.sizes() << " for a batch of " << batch << " windows of "
+        << describe(window) << "; expected [" << batch << ", K, " << window[0] << ", " << window[1] << ", "
+        << window[2] << "] (is the window a multiple of the network's size divisor?)";
+    throw std::runtime_error(msg.str());
+  }
+}
+
+}  // namespace
+
+torch::Tensor gaussianImportanceMap(const std::array<int64_t, 3>& roi, double sigmaScale) {
+  if (sigmaScale <= 0) throw InputError("Gaussian sigma scale must be positive");
+  std::vector<torch::Tensor> axes;
+  for (int a = 0; a < 3; ++a) {
+    const double centre = (double(roi[a]) - 1.0) / 2.0;
+    const double sigma = std::max(sigmaScale * double(roi[a]), 1e-6);
+    auto i = torch::arange(roi[a], torch::kFloat64);
+    axes.push_back(torch::exp(-(i - centre).pow(2) / (2.0 * sigma * sigma)));
+  }
+  auto map = axes[0].view({-1, 1, 1}) * axes[1].view({1, -1, 1}) * axes[2].view({1, 1, -1});
+  map = map / map.max();
+  return map.clamp_min(double(kMinImportance)).to(torch::kFloat32);
+}
+
+std::vector<int64_t> slidingWindowStarts(int64_t size, int64_t roi, double overlap) {
+  if (size <= roi) return {0};
+  const double targetStep = std::max(1.0, double(roi) * (1.0 - overlap));
+  // The small epsilon keeps exact multiples (e.g. 192 = 96 + 2 x 48) from gaining a window to rounding.
+  const int64_t count = int64_t(std::ceil(double(size - roi) / targetStep - 1e-9)) + 1;
+  const double step = double(size - roi) / double(count - 1);
+  std::vector<int64_t> starts;
+  for (int64_t i = 0; i < count; ++i) starts.push_back(std::llround(step * double(i)));
+  return starts;
+}
+
+int64_t slidingWindowCount(const std::array<int64_t, 3>& shape, const SlidingWindowOptions& options) {
+  return int64_t(makePlan(shape, options).starts.size());
+}
+
+torch::Tensor slidingWindowInference(const torch::Tensor& input, const ForwardFn& forward,
+                                     const SlidingWindowOptions& options,
+                                     const std::function<void(int64_t done, int64_t total)>& onWindow) {
+  validate(input, options);
+  torch::NoGradGuard noGrad;
+  const Plan plan = makePlan({input.size(1), input.size(2), input.size(3)}, options);
+  torch::Tensor padded = input;
+  if (plan.padded != plan.size) {
+    std::vector<int64_t> pad;  // torch order: last dimension first, (before, after) pairs
+    for (int a = 2; a >= 0; --a) {
+      pad.push_back(plan.padBefore[a]);
+      pad.push_back(plan.padded[a] - plan.size[a] - plan.padBefore[a]);
+    }
+    padded = torch::constant_pad_nd(input, pad, 0.0);
+  }
+
+  const int64_t total = int64_t(plan.starts.size());
+  const bool weighted = total > 1;  // a single window's weighted average is the window itself
+  torch::Tensor sum, weightSum, importance;
+  for (int64_t first = 0; first < total; first += options.windowBatch) {
+    const int64_t count = std::min(options.windowBatch, total - first);
+    std::vector<torch::Tensor> windows;
+    for (int64_t i = first; i < first + count; ++i) windows.push_back(windowOf(padded, plan.starts[i], plan.window));
+    torch::Tensor out = runForward(forward, torch::stack(windows), options.mirrorTta);
+    checkOutput(out, count, plan.window);
+    if (!sum.defined()) {
+      const auto on = torch::TensorOptions().dtype(torch::kFloat32).device(out.device());
+      sum = torch::zeros({out.size(1), plan.padded[0], plan.padded[1], plan.padded[2]}, on);
+      weightSum = torch::zeros({1, plan.padded[0], plan.padded[1], plan.padded[2]}, on);
+      importance = (options.gaussian && weighted ? gaussianImportanceMap(plan.window)
+                                                 : torch::ones({plan.window[0], plan.window[1], plan.window[2]}))
+                       .to(out.device())
+                       .unsqueeze(0);
+    }
+    for (int64_t b = 0; b < count; ++b) {
+      const auto& start = plan.starts[first + b];
+      if (weighted) {
+        windowOf(sum, start, plan.window).add_(out[b] * importance);
+        windowOf(weightSum, start, plan.window).add_(importance);
+      } else {
+        windowOf(sum, start, plan.window).copy_(out[b]);
+      }
+    }
+    if (onWindow) onWindow(first + count, total);
+    throwIfInterrupted("sliding-window inference");
+  }
+  if (weighted) sum.div_(weightSum);
+  weightSum = torch::Tensor();
+  if (plan.padded == plan.size) return sum;
+  return windowOf(sum, plan.padBefore, plan.size).contiguous();
+}
+
+}  // namespace medseg

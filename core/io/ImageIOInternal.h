@@ -1,0 +1,48 @@
+#pragma once
+// Shared by the core/io sources only (not part of the public contract, see ImageIO.h): ITK setup,
+// error translation, header validation and the DICOM and gzip helpers.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <itkExceptionObject.h>
+#include <itkImageIOBase.h>
+
+#include "core/io/ImageIO.h"
+
+namespace medseg::io_detail {
+
+// Registers the NIfTI, NRRD, MetaImage and GDCM factories once per process, so a static link never
+// loses them (ITK's automatic registration depends on static initialisers in the right order).
+void registerImageIOFactories();
+
+// ITK's description without the "itkImageFileReader.hxx:123:" location prefix.
+std::string describeItkError(const itk::ExceptionObject& error);
+
+[[noreturn]] void fail(const std::filesystem::path& path, const std::string& problem);
+
+// "12.3 MiB": bytes for people.
+std::string formatBytes(double bytes);
+
+// Header fields from an ImageIO that has read its image information; refuses what MedSeg cannot
+// hold (dimensions outside 2..4, empty axes, complex or tensor pixels) and anything over the budget.
+ImageHeader headerFromImageIO(const std::filesystem::path& path, itk::ImageIOBase& io,
+                              const ReadOptions& options);
+void checkMemoryBudget(const std::filesystem::path& path, const ImageHeader& header,
+                       const ReadOptions& options);
+
+// Component type name ("uint8", "float32", ...) and its size; empty name when unsupported.
+std::string componentTypeName(itk::IOComponentEnum type);
+
+// Truncated or corrupt payloads must fail loudly, never as silently partial voxels: for
+// uncompressed NIfTI the file size is compared with the header, for gzip streams (.nii.gz) the
+// stream is decompressed and its length and checksum verified.
+void verifyNiftiPayload(const std::filesystem::path& path, itk::ImageIOBase& io);
+
+// DICOM series in a folder (the first series when several are present).
+std::vector<std::string> dicomSeriesFiles(const std::filesystem::path& directory);
+ImageHeader readDicomHeader(const std::filesystem::path& directory, const ReadOptions& options);
+ImageVolume readDicomImage(const std::filesystem::path& directory, const ReadOptions& options);
+
+}  // namespace medseg::io_detail

@@ -1,0 +1,179 @@
+// MedSeg checkpoint file format (version 1)
+// ------------------------------------------
+// One file written with torch::serialize::OutputArchive (a PyTorch zip archive, readable by
+// torch::serialize::InputArchive and by Python's torch.jit.load). Top-level entries:
+//   "medseg/format"          string  "medseg-checkpoint"            (identifies the file)
+//   "medseg/format_version"  int     1                              (bumped on incompatible change)
+//   "medseg/kind"            string  "model" (best.pt, exports) or "training" (checkpoint.pt)
+//   "medseg/description"     string  ModelDescription as JSON: network, preprocessing, targets,
+//                                    class names, region labels, patch size, modalities
+//   "model"                  archive the UNet3d parameters and buffers (torch::nn::Module::save)
+// Training checkpoints add (core/train/TrainingCheckpoint.cpp):
+//   "train/optimizer"        archive optimizer state (torch::optim::Optimizer::save)
+//   "train/state"            string  JSON: step, epoch, epoch loss sums, best Dice, sampler seed,
+//                                    elapsed seconds, the full resolved training config
+//   "train/torch_rng"        tensor  CPU default generator state
+// Readers check format and version first, so any other file fails with one clear InputError.
+#include "core/nn/ModelCheckpoint.h"
+
+#include <fstream>
+
+#include "core/util/AtomicFile.h"
+#include "core/util/Interrupt.h"
+
+namespace medseg {
+namespace {
+
+constexpr const char* kFormatKey = "medseg/format";
+constexpr const char* kFormatName = "medseg-checkpoint";
+constexpr const char* kVersionKey = "medseg/format_version";
+constexpr int64_t kFormatVersion = 1;
+constexpr const char* kKindKey = "medseg/kind";
+constexpr const char* kDescriptionKey = "medseg/description";
+
+std::string notACheckpoint(const std::filesystem::path& file, const std::string& why) {
+  return file.string() + " is not a MedSeg checkpoint (" + why +
+         "); pass a checkpoint.pt or best.pt written by `medseg train`";
+}
+
+// A PyTorch archive is a zip file; checking the magic first gives a clear message for text files,
+// NIfTI images and the like before LibTorch's own (cryptic) errors.
+void checkZipMagic(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw InputError("cannot open checkpoint " + file.string() + ": no such file or not readable");
+  char magic[4] = {0, 0, 0, 0};
+  in.read(magic, 4);
+  if (in.gcount() != 4 || magic[0] != 'P' || magic[1] != 'K' || magic[2] != 3 || magic[3] != 4)
+    throw InputError(notACheckpoint(file, "not a PyTorch archive"));
+}
+
+std::string readString(torch::serialize::InputArchive& archive, const char* key, const std::filesystem::path& file) {
+  c10::IValue value;
+  if (!archive.try_read(key, value) || !value.isString())
+    throw InputError(notACheckpoint(file, std::string("entry \"") + key + "\" is missing"));
+  return value.toStringRef();
+}
+
+template <typename T>
+std::vector<T> vectorField(const nlohmann::json& json, const char* key, std::vector<T> fallback) {
+  if (!json.contains(key)) return fallback;
+  try {
+    return json.at(key).get<std::vector<T>>();
+  } catch (const nlohmann::json::exception&) {
+    throw InputError(std::string("model description field \"") + key + "\" has the wrong type");
+  }
+}
+
+}  // namespace
+
+const char* targetModeName(TargetMode mode) { return mode == TargetMode::Regions ? "regions" : "labels"; }
+
+TargetMode parseTargetMode(const std::string& name) {
+  if (name == "labels") return TargetMode::Labels;
+  if (name == "regions") return TargetMode::Regions;
+  throw InputError("targets must be \"labels\" (softmax over label values) or \"regions\" (BraTS WT/TC/ET, sigmoid), got \"" +
+                   name + "\"");
+}
+
+nlohmann::json ModelDescription::toJson() const {
+  return {{"network", network.toJson()},   {"preprocessing", preprocessing.toJson()},
+          {"targets", targetModeName(targets)}, {"class_names", classNames},
+          {"region_labels", regionLabels},  {"patch_size", patchSize},
+          {"modalities", modalities}};
+}
+
+ModelDescription ModelDescription::fromJson(const nlohmann::json& json) {
+  if (!json.is_object()) throw InputError("model description must be a JSON object");
+  ModelDescription d;
+  if (json.contains("network")) d.network = UNetConfig::fromJson(json.at("network"));
+  if (json.contains("preprocessing")) d.preprocessing = PreprocessingConfig::fromJson(json.at("preprocessing"));
+  if (json.contains("targets")) {
+    if (!json.at("targets").is_string()) throw InputError("model description field \"targets\" must be a string");
+    d.targets = parseTargetMode(json.at("targets").get<std::string>());
+  }
+  d.classNames = vectorField(json, "class_names", d.classNames);
+  d.regionLabels = vectorField(json, "region_labels", d.regionLabels);
+  d.patchSize = vectorField(json, "patch_size", d.patchSize);
+  d.modalities = vectorField(json, "modalities", d.modalities);
+  if (d.patchSize.size() != 3) throw InputError("model description: patch_size needs 3 values (z, y, x)");
+  if (!d.classNames.empty() && static_cast<int64_t>(d.classNames.size()) != d.network.outChannels)
+    throw InputError("model description: " + std::to_string(d.classNames.size()) + " class names for " +
+                     std::to_string(d.network.outChannels) + " output channels");
+  return d;
+}
+
+void writeModelEntries(torch::serialize::OutputArchive& archive, UNet3d& model, const ModelDescription& description,
+                       const std::string& kind) {
+  archive.write(kFormatKey, c10::IValue(std::string(kFormatName)));
+  archive.write(kVersionKey, c10::IValue(kFormatVersion));
+  archive.write(kKindKey, c10::IValue(kind));
+  archive.write(kDescriptionKey, c10::IValue(description.toJson().dump()));
+  torch::serialize::OutputArchive weights;
+  model->save(weights);
+  archive.write("model", weights);
+}
+
+torch::serialize::InputArchive openCheckpointArchive(const std::filesystem::path& file, std::string* kind) {
+  checkZipMagic(file);
+  torch::serialize::InputArchive archive;
+  try {
+    archive.load_from(file.string(), torch::kCPU);
+  } catch (const c10::Error& error) {
+    throw InputError(notACheckpoint(file, "unreadable or damaged archive: " + error.msg().substr(0, 200)));
+  }
+  if (readString(archive, kFormatKey, file) != kFormatName) throw InputError(notACheckpoint(file, "wrong format tag"));
+  c10::IValue version;
+  if (!archive.try_read(kVersionKey, version) || !version.isInt())
+    throw InputError(notACheckpoint(file, "format version missing"));
+  if (version.toInt() > kFormatVersion)
+    throw InputError(file.string() + " is a MedSeg checkpoint of format version " + std::to_string(version.toInt()) +
+                     "; this medseg reads version " + std::to_string(kFormatVersion) + ": upgrade medseg");
+  if (kind) *kind = readString(archive, kKindKey, file);
+  return archive;
+}
+
+ModelDescription readModelDescription(const std::filesystem::path& checkpoint) {
+  auto archive = openCheckpointArchive(checkpoint);
+  const std::string text = readString(archive, kDescriptionKey, checkpoint);
+  try {
+    return ModelDescription::fromJson(nlohmann::json::parse(text));
+  } catch (const nlohmann::json::exception& error) {
+    throw InputError(notACheckpoint(checkpoint, std::string("description is not valid JSON: ") + error.what()));
+  } catch (const InputError& error) {
+    throw InputError(checkpoint.string() + ": " + error.what());
+  }
+}
+
+void readModelWeights(torch::serialize::InputArchive& archive, UNet3d& model, const std::filesystem::path& file) {
+  torch::serialize::InputArchive weights;
+  if (!archive.try_read("model", weights)) throw InputError(notACheckpoint(file, "no model weights"));
+  try {
+    model->load(weights);
+  } catch (const c10::Error& error) {
+    throw InputError(file.string() + ": weights do not match the network described in the file: " +
+                     error.msg().substr(0, 300));
+  }
+}
+
+UNet3d loadModelForInference(const std::filesystem::path& checkpoint, ModelDescription* description) {
+  auto archive = openCheckpointArchive(checkpoint);
+  ModelDescription d;
+  try {
+    d = ModelDescription::fromJson(nlohmann::json::parse(readString(archive, kDescriptionKey, checkpoint)));
+  } catch (const nlohmann::json::exception& error) {
+    throw InputError(notACheckpoint(checkpoint, std::string("description is not valid JSON: ") + error.what()));
+  }
+  UNet3d model(d.network);
+  readModelWeights(archive, model, checkpoint);
+  model->eval();
+  if (description) *description = d;
+  return model;
+}
+
+void saveModel(const std::filesystem::path& file, UNet3d& model, const ModelDescription& description) {
+  torch::serialize::OutputArchive archive;
+  writeModelEntries(archive, model, description, "model");
+  writeAtomically(file, [&archive](const std::filesystem::path& temp) { archive.save_to(temp.string()); });
+}
+
+}  // namespace medseg

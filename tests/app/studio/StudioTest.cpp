@@ -1,0 +1,198 @@
+// GUI tests of medseg-studio (Qt Test, run under xvfb-run). Screenshots are kept as artefacts in
+// the test's working folder (artifacts/) for inspection.
+#include <QDir>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <cmath>
+
+#include "app/studio/LabelPanel.h"
+#include "app/studio/MainWindow.h"
+#include "app/studio/Screenshot.h"
+#include "app/studio/SliceView.h"
+#include "app/studio/SurfaceView.h"
+#include "app/studio/ViewerDocument.h"
+#include "core/io/ImageIO.h"
+
+using namespace medseg;
+using namespace medseg::studio;
+
+namespace {
+// A 4-channel head-like phantom: a bright ellipsoid "brain" with a gradient so that slices differ.
+ImageVolume phantomImage() {
+  ImageVolume image({48, 56, 40}, 4);
+  image.geometry.spacing = {1.5, 1.5, 2.0};
+  for (int64_t c = 0; c < 4; ++c)
+    for (int64_t z = 0; z < 40; ++z)
+      for (int64_t y = 0; y < 56; ++y)
+        for (int64_t x = 0; x < 48; ++x) {
+          const double dx = (x - 24) / 20.0, dy = (y - 28) / 24.0, dz = (z - 20) / 17.0;
+          if (dx * dx + dy * dy + dz * dz < 1.0) image.at(x, y, z, c) = 100.0f + 10.0f * z + 5.0f * c + x;
+        }
+  return image;
+}
+
+// Label 1 shell around a label 3 cube centred at (24, 28, 20).
+LabelVolume phantomLabels(const ImageVolume& image) {
+  LabelVolume labels(image.size, 1, image.geometry);
+  for (int64_t z = 12; z < 28; ++z)
+    for (int64_t y = 20; y < 36; ++y)
+      for (int64_t x = 16; x < 32; ++x) {
+        const bool inner = x >= 20 && x < 28 && y >= 24 && y < 32 && z >= 16 && z < 24;
+        labels.at(x, y, z) = inner ? 3 : 1;
+      }
+  return labels;
+}
+
+QString artifactPath(const QString& name) {
+  QDir().mkpath("artifacts");
+  return QDir("artifacts").filePath(name);
+}
+
+int countNonBackground(const QImage& image) {
+  // The 3-D view's background is a dark blue-grey gradient; surfaces are bright and saturated.
+  int count = 0;
+  for (int y = 0; y < image.height(); ++y)
+    for (int x = 0; x < image.width(); ++x) {
+      const QColor c = image.pixelColor(x, y);
+      if (c.red() > 120 || c.green() > 120) ++count;
+    }
+  return count;
+}
+}  // namespace
+
+class StudioTest : public QObject {
+  Q_OBJECT
+ private Q_SLOTS:
+  void sliceNavigationChangesPixels() {
+    MainWindow window;
+    window.document().setImage(phantomImage(), "phantom");
+    SliceView* axial = window.sliceView(static_cast<int>(Axis::Axial));
+    const QImage before = axial->renderSlice();
+    QCOMPARE(before.width(), 48);
+    QCOMPARE(before.height(), 56);
+    window.document().moveSlice(Axis::Axial, 5);
+    QCOMPARE(window.document().cursor()[2], int64_t{25});
+    const QImage after = axial->renderSlice();
+    QVERIFY(before != after);
+    // The wheel moves the slice too.
+    window.resize(900, 700);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QWheelEvent wheel(QPointF(50, 50), axial->mapToGlobal(QPointF(50, 50)), QPoint(), QPoint(0, 120), Qt::NoButton,
+                      Qt::NoModifier, Qt::NoScrollPhase, false);
+    QApplication::sendEvent(axial, &wheel);
+    QCOMPARE(window.document().cursor()[2], int64_t{26});
+    axial->grab().save(artifactPath("axial-slice.png"));
+  }
+
+  void windowLevelChangesPixels() {
+    MainWindow window;
+    window.document().setImage(phantomImage(), "phantom");
+    SliceView* coronal = window.sliceView(static_cast<int>(Axis::Coronal));
+    const QImage before = coronal->renderSlice();
+    WindowLevel wl = window.document().windowLevel();
+    wl.level += wl.window * 0.3;
+    window.document().setWindowLevel(wl);
+    const QImage after = coronal->renderSlice();
+    QVERIFY(before != after);
+    // Brighter level -> darker pixels at the brain centre.
+    QVERIFY(qGray(after.pixel(24, 20)) < qGray(before.pixel(24, 20)));
+    // Right-drag is window/level.
+    window.resize(900, 700);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    const WindowLevel start = window.document().windowLevel();
+    QTest::mousePress(coronal, Qt::RightButton, Qt::NoModifier, QPoint(40, 40));
+    QMouseEvent move(QEvent::MouseMove, QPointF(90, 40), coronal->mapToGlobal(QPointF(90, 40)), Qt::NoButton,
+                     Qt::RightButton, Qt::NoModifier);
+    QApplication::sendEvent(coronal, &move);
+    QTest::mouseRelease(coronal, Qt::RightButton, Qt::NoModifier, QPoint(90, 40));
+    QVERIFY(window.document().windowLevel().window > start.window);
+  }
+
+  void overlayShowsLabelColoursAtTheRightVoxels() {
+    MainWindow window;
+    ImageVolume image = phantomImage();
+    window.document().setImage(image, "phantom");
+    window.document().setLabels(phantomLabels(image), "labels");
+    window.document().setCursor({24, 28, 20});
+    const QImage slice = window.sliceView(static_cast<int>(Axis::Axial))->renderSlice();
+    const QColor enhancing = slice.pixelColor(24, 28);   // label 3: yellow
+    const QColor edema = slice.pixelColor(17, 21);       // label 1: green
+    const QColor outside = slice.pixelColor(24, 10);     // no label: grey
+    QVERIFY2(enhancing.red() > enhancing.blue() + 60 && enhancing.green() > enhancing.blue() + 60,
+             qPrintable(enhancing.name()));
+    QVERIFY2(edema.green() > edema.red() + 40 && edema.green() > edema.blue() + 40, qPrintable(edema.name()));
+    QCOMPARE(outside.red(), outside.green());
+    QCOMPARE(outside.green(), outside.blue());
+    // Hiding a label removes its colour.
+    LabelStyle style = window.document().labelStyles().at(3);
+    style.visible = false;
+    window.document().setLabelStyle(3, style);
+    const QColor hidden = window.sliceView(static_cast<int>(Axis::Axial))->renderSlice().pixelColor(24, 28);
+    QCOMPARE(hidden.red(), hidden.blue());
+    // Statistics: the enhancing cube is 8^3 voxels of 1.5*1.5*2 mm^3.
+    const auto stats = computeLabelStatistics(window.document());
+    bool found = false;
+    for (const auto& row : stats)
+      if (row.name.startsWith("ET")) {
+        QCOMPARE(row.voxels, 512LL);
+        QVERIFY(std::abs(row.millilitres - 512 * 4.5 / 1000.0) < 1e-9);
+        found = true;
+      }
+    QVERIFY(found);
+  }
+
+  void surfaceViewIsNotBlank() {
+    MainWindow window;
+    ImageVolume image = phantomImage();
+    window.document().setImage(image, "phantom");
+    window.document().setLabels(phantomLabels(image), "labels");
+    QVERIFY(window.surfaceView()->surfaceCount() >= 2);
+    QVERIFY(window.surfaceView()->triangleCount() > 100);
+    window.resize(1000, 800);
+    const QImage view3d = grabView(window, "3d");
+    view3d.save(artifactPath("surfaces-3d.png"));
+    QVERIFY2(countNonBackground(view3d) > view3d.width() * view3d.height() / 100,
+             "the 3-D view shows no surface");
+    grabView(window, "all").save(artifactPath("studio-window.png"));
+  }
+
+  void mismatchedMaskIsRefusedAndKeepsTheDocument() {
+    MainWindow window;
+    window.document().setImage(phantomImage(), "phantom");
+    LabelVolume wrong({10, 10, 10}, 1);
+    QVERIFY_THROWS_EXCEPTION(ImageIOError, window.document().setLabels(wrong, "wrong"));
+    QVERIFY(window.document().hasImage());
+    QVERIFY(!window.document().hasLabels());
+  }
+
+  void screenshotCommandWritesPicture() {
+    QTemporaryDir dir;
+    const ImageVolume image = phantomImage();
+    const QString imagePath = dir.filePath("image.nii.gz"), maskPath = dir.filePath("mask.nii.gz");
+    writeImage(image, imagePath.toStdString());
+    writeLabels(phantomLabels(image), maskPath.toStdString());
+    const QString out = artifactPath("screenshot-cli.png");
+    QFile::remove(out);
+    QProcess studio;
+    studio.start(MEDSEG_STUDIO_BINARY, {"--open", imagePath, "--overlay", maskPath, "--screenshot", out,
+                                        "--size", "1000x800"});
+    QVERIFY(studio.waitForFinished(120000));
+    QCOMPARE(studio.exitCode(), 0);
+    QImage shot(out);
+    QVERIFY(!shot.isNull());
+    QCOMPARE(shot.width(), 1000);
+    // A broken input gives a clear error and a non-zero exit, no picture.
+    const QString missing = artifactPath("never.png");
+    studio.start(MEDSEG_STUDIO_BINARY, {"--open", dir.filePath("missing.nii.gz"), "--screenshot", missing});
+    QVERIFY(studio.waitForFinished(60000));
+    QCOMPARE(studio.exitCode(), 3);
+    QVERIFY(!QFile::exists(missing));
+  }
+};
+
+QTEST_MAIN(StudioTest)
+#include "StudioTest.moc"
