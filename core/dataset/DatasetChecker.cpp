@@ -9,11 +9,13 @@
 #include <exception>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <system_error>
 #include <thread>
 
+#include "core/dataset/NiftiNonFinite.h"
 #include "core/util/Interrupt.h"
 
 namespace medseg {
@@ -32,8 +34,8 @@ std::string formatSpacing(const std::array<double, 3>& spacing) {
   return s.str();
 }
 
-std::string plural(int64_t n, const std::string& word) {
-  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+std::string plural(int64_t n, const std::string& word, const std::string& words = "") {
+  return std::to_string(n) + " " + (n == 1 ? word : words.empty() ? word + "s" : words);
 }
 
 // Paths in messages are relative to the data-set folder: shorter, and what dataset.json says.
@@ -77,13 +79,19 @@ class CaseChecker {
   }
 
   CaseResult run() {
-    if (!filesInside() || !filesPresent()) return finish();
-    const bool imagesOk = readImageHeaders();
-    const bool labelOk = !result_.check.test && readLabelHeader();
-    if (!options_.headerOnly) {
-      if (imagesOk) checkImageVoxels();
-      if (labelOk) checkLabelVoxels();
-      result_.check.voxelsChecked = imagesOk && (result_.check.test || labelOk);
+    try {
+      if (!filesInside() || !filesPresent()) return finish();
+      const bool imagesOk = readImageHeaders();
+      const bool labelOk = !result_.check.test && readLabelHeader();
+      if (!options_.headerOnly) {
+        if (imagesOk) checkImageVoxels();
+        if (labelOk) checkLabelVoxels();
+        result_.check.voxelsChecked = imagesOk && (result_.check.test || labelOk);
+      }
+    } catch (const Interrupted&) {
+      throw;
+    } catch (const std::exception& e) {  // whatever went wrong, it is this case's finding
+      add(Severity::Error, "unreadable", e.what());
     }
     return finish();
   }
@@ -167,7 +175,7 @@ class CaseChecker {
     if (check.channels != expected)
       add(Severity::Error, "channel-count",
           "the image has " + plural(check.channels, "channel") + " but dataset.json names " +
-              plural(expected, "modality") + " (" + modalityList() + ")");
+              plural(expected, "modality", "modalities") + " (" + modalityList() + ")");
     return gridsAgree;
   }
 
@@ -226,32 +234,56 @@ class CaseChecker {
       add(Severity::Error, "unreadable", e.what());
       return;
     }
+    std::vector<NonFiniteCount> nonFinite = storedNonFinite(image.channels);
     CaseCheck& check = result_.check;
     check.nonFinite.assign(static_cast<size_t>(image.channels), 0);
     for (int64_t c = 0; c < image.channels; ++c) {
       const float* voxel = image.channel(c);
-      int64_t nan = 0, inf = 0;
+      NonFiniteCount loaded;
       float low = std::numeric_limits<float>::infinity(), high = -low;
       for (int64_t i = 0; i < image.voxelsPerChannel(); ++i) {
         const float v = voxel[i];
         if (std::isnan(v)) {
-          ++nan;
+          ++loaded.nan;
         } else if (std::isinf(v)) {
-          ++inf;
+          ++loaded.inf;
         } else {
           low = std::min(low, v);
           high = std::max(high, v);
         }
       }
-      check.nonFinite[static_cast<size_t>(c)] = nan + inf;
-      if (nan + inf > 0)
+      NonFiniteCount& count = nonFinite[static_cast<size_t>(c)];
+      if (loaded.total() > count.total()) count = loaded;
+      check.nonFinite[static_cast<size_t>(c)] = count.total();
+      if (count.total() > 0)
         add(Severity::Error, "non-finite",
-            channelName(c) + " has " + plural(nan, "NaN voxel") + " and " + plural(inf, "infinite voxel") +
-                "; training would produce NaN losses");
+            channelName(c) + " has " + plural(count.nan, "NaN voxel") + " and " + plural(count.inf, "infinite voxel") +
+                "; fix the preprocessing (NIfTI readers silently load them as 0, other formats give NaN losses)");
       else if (low == high)
         add(Severity::Warning, "constant-channel",
             channelName(c) + " is constant (every voxel " + std::to_string(low) + "); is the sequence missing?");
     }
+  }
+
+  // NaN/Inf as stored in the files, channel by channel across the case's files; zeros where a
+  // file is not float NIfTI (its loaded voxels show them, see NiftiNonFinite.h).
+  std::vector<NonFiniteCount> storedNonFinite(int64_t channels) const {
+    std::vector<NonFiniteCount> counts;
+    for (const auto& file : entry_.images) {
+      std::optional<std::vector<NonFiniteCount>> stored;
+      try {
+        stored = countNonFiniteNifti(file);
+      } catch (const std::exception&) {
+        stored.reset();  // the reader already accepted the file; its own verdict stands
+      }
+      const int64_t fileChannels = channels / static_cast<int64_t>(entry_.images.size());
+      if (stored && static_cast<int64_t>(stored->size()) == fileChannels)
+        counts.insert(counts.end(), stored->begin(), stored->end());
+      else
+        counts.resize(counts.size() + static_cast<size_t>(fileChannels));
+    }
+    counts.resize(static_cast<size_t>(channels));
+    return counts;
   }
 
   void checkLabelVoxels() {
@@ -301,12 +333,12 @@ std::vector<Finding> datasetFindings(const Dataset& dataset) {
                                                                   : " (dataset.json 'training' is empty)"));
   if (dataset.declaredNumTraining >= 0 && dataset.declaredNumTraining != training)
     add(Severity::Warning, "numTraining",
-        "dataset.json says numTraining " + std::to_string(dataset.declaredNumTraining) + " but " +
-            plural(training, "training case") + " are listed");
+        "dataset.json says numTraining " + std::to_string(dataset.declaredNumTraining) + ", but the data set has " +
+            plural(training, "training case"));
   if (dataset.declaredNumTest >= 0 && dataset.declaredNumTest != static_cast<int>(dataset.test.size()))
     add(Severity::Warning, "numTest",
-        "dataset.json says numTest " + std::to_string(dataset.declaredNumTest) + " but " +
-            plural(static_cast<int64_t>(dataset.test.size()), "test case") + " are listed");
+        "dataset.json says numTest " + std::to_string(dataset.declaredNumTest) + ", but the data set has " +
+            plural(static_cast<int64_t>(dataset.test.size()), "test case"));
   std::set<std::string> trainingIds;
   for (const auto& entry : dataset.training)
     if (!trainingIds.insert(entry.id).second)
@@ -413,11 +445,11 @@ DatasetReport checkDataset(const Dataset& dataset, const CheckOptions& options, 
   report.layout = dataset.layout;
   report.headerOnly = options.headerOnly;
   std::vector<Finding> all = datasetFindings(dataset);
+  const auto unused = unusedLabelFindings(dataset, results);
   for (auto& result : results) {
     all.insert(all.end(), result.findings.begin(), result.findings.end());
     report.cases.push_back(std::move(result.check));
   }
-  const auto unused = unusedLabelFindings(dataset, results);
   all.insert(all.end(), unused.begin(), unused.end());
   for (const auto& finding : all) (finding.severity == Severity::Error ? report.errors : report.warnings) += 1;
   report.findings = limitFindings(all, options.maxFindings, report.findingsOmitted);

@@ -107,6 +107,9 @@ namespace io_detail {
 void registerImageIOFactories() {
   static std::once_flag once;
   std::call_once(once, [] {
+    // Failures surface as ImageIOError; ITK's own warnings ("No Series were found", "Analyze file is
+    // deprecated") would only clutter the terminal and the JSON-lines stream of the CLI.
+    itk::Object::GlobalWarningDisplayOff();
     registerIfMissing<itk::NiftiImageIOFactory>();
     registerIfMissing<itk::NrrdImageIOFactory>();
     registerIfMissing<itk::MetaImageIOFactory>();

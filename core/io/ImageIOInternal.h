@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include <itkExceptionObject.h>
+#include <itkMacro.h>
 #include <itkImageIOBase.h>
 
 #include "core/io/ImageIO.h"
@@ -35,10 +35,11 @@ void checkMemoryBudget(const std::filesystem::path& path, const ImageHeader& hea
 // Component type name ("uint8", "float32", ...) and its size; empty name when unsupported.
 std::string componentTypeName(itk::IOComponentEnum type);
 
-// Truncated or corrupt payloads must fail loudly, never as silently partial voxels: for
-// uncompressed NIfTI the file size is compared with the header, for gzip streams (.nii.gz) the
-// stream is decompressed and its length and checksum verified.
-void verifyNiftiPayload(const std::filesystem::path& path, itk::ImageIOBase& io);
+// A .nii/.nii.gz must carry the NIfTI magic; without it nifti1_io would read it as Analyze 7.5.
+void checkNiftiMagic(const std::filesystem::path& path);
+// Truncated or corrupt payloads must fail loudly, never as silently partial voxels (see
+// PayloadCheck.cpp). `io` has read the header of `path`.
+void verifyPayload(const std::filesystem::path& path, itk::ImageIOBase& io);
 
 // DICOM series in a folder (the first series when several are present).
 std::vector<std::string> dicomSeriesFiles(const std::filesystem::path& directory);

@@ -71,8 +71,9 @@ class ConvBlockImpl : public nn::Module {
   }
 
  private:
-  torch::Tensor activate(const torch::Tensor& x) const {
-    return torch::leaky_relu_(x, slope_);  // in place: the norm output is not needed again
+  torch::Tensor activate(torch::Tensor x) const {
+    torch::leaky_relu_(x, slope_);  // in place: the norm output is not needed again
+    return x;
   }
   double slope_;
   bool residual_ = false;
@@ -87,7 +88,11 @@ class DownsampleImpl : public nn::Module {
     body_ = register_module(
         "body", ConvNorm(nn::Conv3d(nn::Conv3dOptions(in, out, 2).stride(2).bias(false)), config.norm, out));
   }
-  torch::Tensor forward(const torch::Tensor& x) { return torch::leaky_relu_(body_->forward(x), slope_); }
+  torch::Tensor forward(const torch::Tensor& x) {
+    auto y = body_->forward(x);
+    torch::leaky_relu_(y, slope_);
+    return y;
+  }
 
  private:
   double slope_;

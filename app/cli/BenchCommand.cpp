@@ -1,0 +1,242 @@
+// `medseg bench`: speed and memory of the engine on this machine, as JSON for scripts and reports.
+//  - conv3d: the machine's measured rate for a 32->32 channel 3x3x3 convolution (the reference peak)
+//  - train: one training step of the U-Net (forward, loss, backward, update) through the real data
+//    loader (augmenting worker threads), in voxels/s and GFLOP/s, and the share of step time spent
+//    waiting for data
+//  - infer: sliding-window and (optionally) whole-volume inference of a full 240x240x155x4 volume
+//  - peak resident memory
+// resources/benchmarks/compare_pytorch.py runs this next to the same network in PyTorch.
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <thread>
+
+#include "app/cli/CommandRegistry.h"
+#include "core/infer/SlidingWindow.h"
+#include "core/train/DataLoader.h"
+#include "core/train/TrainingCase.h"
+#include "core/train/TrainingEngine.h"
+
+namespace medseg::cli {
+namespace {
+
+struct BenchOptions {
+  int64_t baseFilters = 16;
+  int64_t depth = 4;
+  std::string norm = "instance";
+  bool deepSupervision = false;
+  int64_t batch = 2;
+  int64_t patch = 64;
+  int64_t steps = 8;
+  int64_t warmup = 2;
+  int threads = 0;
+  int64_t roi = 96;
+  double overlap = 0.5;
+  std::vector<int64_t> inferSize{240, 240, 155};  // x, y, z as MSD
+  bool skipTrain = false;
+  bool skipInfer = false;
+  bool wholeVolume = false;
+  int64_t loaderWorkers = 2;
+};
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+double peakResidentMegabytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;  // kB
+  return -1.0;
+}
+
+// The reference rate: a mid-sized 3x3x3 convolution, best of a few runs.
+double measureConv3dGflops() {
+  torch::NoGradGuard noGrad;
+  auto conv = torch::nn::Conv3d(torch::nn::Conv3dOptions(32, 32, 3).padding(1).bias(false));
+  const auto input = torch::randn({1, 32, 64, 64, 64});
+  conv->forward(input);
+  double best = 1e30;
+  for (int i = 0; i < 3; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    conv->forward(input);
+    best = std::min(best, secondsSince(start));
+  }
+  const double flops = 2.0 * 27 * 32 * 32 * 64.0 * 64 * 64;
+  return flops / best / 1e9;
+}
+
+TrainConfig benchConfig(const BenchOptions& o) {
+  TrainConfig config;
+  config.targets = TargetMode::Labels;
+  config.classNames = {"background", "edema", "non-enhancing", "enhancing"};
+  config.modalities = {"FLAIR", "T1w", "T1gd", "T2w"};
+  config.network.inChannels = 4;
+  config.network.outChannels = 4;
+  config.network.depth = o.depth;
+  config.network.baseFilters = o.baseFilters;
+  config.network.norm = o.norm;
+  config.network.deepSupervision = o.deepSupervision;
+  config.inChannelsSet = config.outChannelsSet = true;
+  config.patchSize = {o.patch, o.patch, o.patch};
+  config.batchSize = o.batch;
+  config.optimizer.name = "adam";
+  config.optimizer.lr = 1e-3;
+  config.loader.workers = o.loaderWorkers;
+  config.device = "cpu";
+  return config;
+}
+
+// In-memory cases shaped like cropped BraTS brains, with a tumour blob so foreground sampling works.
+std::shared_ptr<const std::vector<TrainingCase>> benchCases(const BenchOptions& o) {
+  auto cases = std::make_shared<std::vector<TrainingCase>>();
+  const int64_t edge = std::max<int64_t>(o.patch, 96);
+  torch::manual_seed(7);
+  for (int i = 0; i < 4; ++i) {
+    auto image = torch::randn({4, edge, edge, edge});
+    auto labels = torch::zeros({edge, edge, edge}, torch::kUInt8);
+    const int64_t c = edge / 2, r = edge / 6;
+    labels.slice(0, c - 2 * r, c + 2 * r).slice(1, c - 2 * r, c + 2 * r).slice(2, c - 2 * r, c + 2 * r).fill_(1);
+    labels.slice(0, c - r, c + r).slice(1, c - r, c + r).slice(2, c - r, c + r).fill_(3);
+    cases->push_back(makeTrainingCase("bench" + std::to_string(i), image, labels, {o.patch, o.patch, o.patch}));
+  }
+  return cases;
+}
+
+nlohmann::json benchTraining(const BenchOptions& o, TrainingEngine& engine, Reporter& reporter) {
+  const TrainConfig& config = engine.config();
+  BatchFactory factory(benchCases(o), config);
+  DataLoader loader(std::move(factory), config.loader, 0, o.warmup + o.steps);
+  Progress progress(reporter, "bench train", o.warmup + o.steps);
+  std::vector<double> stepSeconds;
+  double loopSeconds = 0.0, waitAtWarmupEnd = 0.0;
+  for (int64_t s = 0; s < o.warmup + o.steps; ++s) {
+    const auto start = std::chrono::steady_clock::now();
+    const Batch batch = loader.next();
+    const StepStats stats = engine.step(batch);
+    if (s == o.warmup - 1) waitAtWarmupEnd = loader.waitSeconds();
+    if (s >= o.warmup) {
+      stepSeconds.push_back(stats.seconds);
+      loopSeconds += secondsSince(start);
+    }
+    progress.advance(1, {{"loss", stats.loss}});
+  }
+  progress.finish();
+  std::sort(stepSeconds.begin(), stepSeconds.end());
+  const double median = stepSeconds[stepSeconds.size() / 2];
+  const double voxels = static_cast<double>(o.batch * o.patch * o.patch * o.patch);
+  const double flopsPerStep = 3.0 * engine.model()->forwardFlopsPerVoxel() * voxels;  // backward ~ 2x forward
+  const double waited = loader.waitSeconds() - (o.warmup > 0 ? waitAtWarmupEnd : 0.0);
+  return {{"step_s", median},
+          {"voxels_per_s", voxels / median},
+          {"gflops", flopsPerStep / median / 1e9},
+          {"data_wait_fraction", loopSeconds > 0 ? waited / loopSeconds : 0.0},
+          {"batch", o.batch},
+          {"patch", o.patch},
+          {"loader_workers", o.loaderWorkers}};
+}
+
+nlohmann::json benchInference(const BenchOptions& o, TrainingEngine& engine, Reporter& reporter) {
+  UNet3d model = engine.model();
+  model->eval();
+  torch::NoGradGuard noGrad;
+  const auto volume = torch::randn({4, o.inferSize[2], o.inferSize[1], o.inferSize[0]});
+  ForwardFn forward = [&](const torch::Tensor& x) { return model->forward(x); };
+  SlidingWindowOptions window;
+  window.roi = {o.roi, o.roi, o.roi};
+  window.overlap = o.overlap;
+  window.sizeDivisor = model->config().sizeDivisor();
+  const int64_t windows = slidingWindowCount({volume.size(1), volume.size(2), volume.size(3)}, window);
+  Progress progress(reporter, "bench infer", windows);
+  auto start = std::chrono::steady_clock::now();
+  slidingWindowInference(volume, forward, window, [&](int64_t, int64_t) { progress.advance(); });
+  progress.finish();
+  nlohmann::json result = {{"sliding_window_s", secondsSince(start)}, {"windows", windows}, {"roi", o.roi},
+                           {"overlap", o.overlap}, {"size", o.inferSize}};
+  if (o.wholeVolume) {
+    SlidingWindowOptions whole = window;
+    whole.roi = {volume.size(1), volume.size(2), volume.size(3)};
+    start = std::chrono::steady_clock::now();
+    slidingWindowInference(volume, forward, whole);
+    result["whole_volume_s"] = secondsSince(start);
+  }
+  model->train();
+  return result;
+}
+
+int runBench(const BenchOptions& o, CliContext& context) {
+  if (o.threads > 0) torch::set_num_threads(o.threads);
+  Reporter& reporter = context.reporter();
+  nlohmann::json result = {{"event", "result"}, {"kind", "bench"}, {"threads", torch::get_num_threads()},
+                           {"hardware_threads", std::thread::hardware_concurrency()}};
+  const double conv = measureConv3dGflops();
+  result["conv3d_gflops"] = conv;
+  TrainingEngine engine(benchConfig(o), torch::kCPU);
+  result["network"] = engine.model()->config().toJson();
+  result["parameters"] = engine.model()->parameterCount();
+  result["forward_flops_per_voxel"] = engine.model()->forwardFlopsPerVoxel();
+  if (!o.skipTrain) {
+    result["train"] = benchTraining(o, engine, reporter);
+    result["train"]["efficiency_vs_conv3d"] = result["train"]["gflops"].get<double>() / conv;
+  }
+  if (!o.skipInfer) result["infer"] = benchInference(o, engine, reporter);
+  result["peak_rss_mb"] = peakResidentMegabytes();
+  if (context.json) {
+    reporter.emit(result);
+    return kOk;
+  }
+  std::cout << "conv3d reference      " << conv << " GFLOP/s (" << result["threads"] << " threads)\n"
+            << "network               " << result["parameters"] << " parameters, "
+            << result["forward_flops_per_voxel"].get<double>() / 1e3 << " kFLOP/voxel forward\n";
+  if (result.contains("train")) {
+    const auto& t = result["train"];
+    std::cout << "training step         " << t["step_s"].get<double>() << " s  (" << t["voxels_per_s"].get<double>() / 1e6
+              << " Mvoxel/s, " << t["gflops"].get<double>() << " GFLOP/s = "
+              << 100 * t["efficiency_vs_conv3d"].get<double>() << "% of conv3d), data wait "
+              << 100 * t["data_wait_fraction"].get<double>() << "% of step time\n";
+  }
+  if (result.contains("infer")) {
+    const auto& i = result["infer"];
+    std::cout << "sliding window        " << i["sliding_window_s"].get<double>() << " s for " << i["windows"]
+              << " windows of " << o.roi << "^3 over " << o.inferSize[0] << "x" << o.inferSize[1] << "x" << o.inferSize[2]
+              << "x4\n";
+    if (i.contains("whole_volume_s"))
+      std::cout << "whole volume          " << i["whole_volume_s"].get<double>() << " s in one pass\n";
+  }
+  std::cout << "peak memory           " << result["peak_rss_mb"].get<double>() << " MB resident\n";
+  return kOk;
+}
+
+void addBench(CLI::App& app, CliContext& context) {
+  auto* cmd = app.add_subcommand("bench", "Measure training and inference speed and memory on this machine");
+  auto o = std::make_shared<BenchOptions>();
+  cmd->add_option("--base-filters", o->baseFilters, "U-Net filters at full resolution")->check(CLI::Range(1, 512));
+  cmd->add_option("--depth", o->depth, "U-Net resolution levels")->check(CLI::Range(1, 7));
+  cmd->add_option("--norm", o->norm, "instance, batch or group")->check(CLI::IsMember({"instance", "batch", "group"}));
+  cmd->add_flag("--deep-supervision", o->deepSupervision, "Train with deep-supervision heads");
+  cmd->add_option("--batch", o->batch, "Patches per training step")->check(CLI::Range(1, 64));
+  cmd->add_option("--patch", o->patch, "Training patch edge (voxels)")->check(CLI::Range(8, 256));
+  cmd->add_option("--steps", o->steps, "Timed training steps")->check(CLI::Range(1, 10000));
+  cmd->add_option("--warmup", o->warmup, "Untimed warm-up steps")->check(CLI::Range(0, 100));
+  cmd->add_option("--threads", o->threads, "Torch threads (0: all cores)")->check(CLI::Range(0, 1024));
+  cmd->add_option("--loader-workers", o->loaderWorkers, "Data-loader threads")->check(CLI::Range(0, 64));
+  cmd->add_option("--roi", o->roi, "Sliding-window edge (voxels)")->check(CLI::Range(8, 512));
+  cmd->add_option("--overlap", o->overlap, "Sliding-window overlap")->check(CLI::Range(0.0, 0.95));
+  cmd->add_option("--infer-size", o->inferSize, "Inference volume x,y,z")->delimiter(',')->expected(3);
+  cmd->add_flag("--skip-train", o->skipTrain, "Do not time training");
+  cmd->add_flag("--skip-infer", o->skipInfer, "Do not time inference");
+  cmd->add_flag("--whole-volume", o->wholeVolume, "Also time whole-volume inference (one pass)");
+  cmd->callback([o, &context] {
+    const int64_t divisor = int64_t{1} << (o->depth - 1);
+    if (o->patch % divisor != 0)
+      throw CLI::ValidationError("--patch", "must be a multiple of " + std::to_string(divisor) + " for depth " +
+                                 std::to_string(o->depth));
+    context.action = [o, &context] { return runBench(*o, context); };
+  });
+}
+const CommandRegistration registration{"", "bench", &addBench};
+}  // namespace
+}  // namespace medseg::cli

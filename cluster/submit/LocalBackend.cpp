@@ -1,0 +1,85 @@
+#include "cluster/submit/LocalBackend.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include "cluster/submit/Process.h"
+#include "core/util/Interrupt.h"
+
+namespace medseg::cluster {
+
+std::vector<std::string> mpiRootEnvironment() {
+  if (::geteuid() != 0) return {};
+  return {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"};
+}
+
+LaunchPlan LocalBackend::plan(const RunSpec& spec, const std::filesystem::path& runDir) const {
+  LaunchPlan plan;
+  plan.argv = {options_.mpirunProgram, "-np", std::to_string(spec.ranks), "--oversubscribe"};
+  if (::geteuid() == 0) plan.argv.push_back("--allow-run-as-root");
+  const auto worker = workerArgv(spec, runDir, options_);
+  plan.argv.insert(plan.argv.end(), worker.begin(), worker.end());
+  return plan;
+}
+
+void LocalBackend::submit(RunDirectory& run) {
+  const RunSpec spec = run.spec();
+  if (spec.nodes > 1)
+    throw InputError("the local backend runs on this machine only; --nodes " + std::to_string(spec.nodes) +
+                     " needs --backend slurm or ssh");
+  const LaunchPlan launch = plan(spec, run.path());
+  SpawnOptions spawn;
+  spawn.stdoutFile = run.logsDir() / "launcher.out";
+  spawn.stderrFile = run.logsDir() / "launcher.err";
+  spawn.workingDirectory = run.path();
+  spawn.newSession = true;
+  spawn.environment = mpiRootEnvironment();
+  pid_t pid = -1;
+  try {
+    pid = spawnProcess(launch.argv, spawn);
+  } catch (const std::exception& error) {
+    run.setState(RunState::Failed, {{"message", error.what()}});
+    throw;
+  }
+  run.setState(RunState::Running, {{"pid", pid}, {"argv", launch.argv}});
+}
+
+RunState LocalBackend::poll(RunDirectory& run) {
+  const RunState state = run.state();
+  if (isTerminal(state)) return state;
+  const auto document = run.stateDocument();
+  const pid_t pid = document.value("pid", 0);
+  if (pid > 0 && isProcessAlive(pid)) return state;
+  // Re-read: the worker may have written its final state just before exiting.
+  const RunState settled = run.state();
+  if (isTerminal(settled)) return settled;
+  run.setState(RunState::Failed, {{"message", "the launcher (pid " + std::to_string(pid) +
+                                                  ") exited without reporting a result; see logs/launcher.err"}});
+  return RunState::Failed;
+}
+
+void LocalBackend::cancel(RunDirectory& run) {
+  const RunState state = run.state();
+  if (isTerminal(state)) return;
+  const pid_t pid = run.stateDocument().value("pid", 0);
+  // The launcher leads its own session: signal the whole group (mpirun and its ranks).
+  if (pid > 0) ::kill(-pid, SIGTERM);
+  run.setState(RunState::Cancelled, {{"message", "cancelled by the user"}});
+}
+
+int LocalBackend::wait(RunDirectory& run) {
+  const pid_t pid = run.stateDocument().value("pid", 0);
+  if (pid <= 0) throw InputError("run " + run.path().string() + " has no launcher process to wait for");
+  const ProcessResult result = waitProcess(pid);
+  if (!isTerminal(run.state())) {
+    if (result.exitCode == 0)
+      run.setState(RunState::Finished, {{"exit_code", 0}});
+    else
+      run.setState(RunState::Failed, {{"exit_code", result.exitCode},
+                                      {"message", "mpirun exited with status " + std::to_string(result.exitCode) +
+                                                      "; see logs/launcher.err"}});
+  }
+  return result.exitCode;
+}
+
+}  // namespace medseg::cluster

@@ -1,0 +1,21 @@
+#pragma once
+// Files a run produced on another machine (or under another user's control) are untrusted input:
+// before opening one, check that it really lies inside the run folder — a relative path without "..",
+// no symbolic link anywhere on the way (a link could point at /etc/shadow or at a device), a regular
+// file, and not larger than the caller expects.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace medseg::cluster {
+
+// The checked absolute path of `relative` inside `runDir`; InputError naming the problem otherwise.
+std::filesystem::path resolveResultFile(const std::filesystem::path& runDir, const std::filesystem::path& relative,
+                                        uintmax_t maxBytes);
+// resolveResultFile + read + parse; InputError for invalid JSON.
+nlohmann::json readResultJson(const std::filesystem::path& runDir, const std::filesystem::path& relative,
+                              uintmax_t maxBytes = 16u << 20);
+
+}  // namespace medseg::cluster

@@ -1,0 +1,194 @@
+#include "cluster/submit/RunDirectory.h"
+
+#include <sys/file.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <ctime>
+
+#include "core/util/AtomicFile.h"
+#include "core/util/Interrupt.h"
+
+namespace medseg::cluster {
+namespace fs = std::filesystem;
+
+namespace {
+
+// run.json is small; anything bigger was not written by us.
+constexpr size_t kMaxStateBytes = 1u << 20;
+
+// Serialises read-modify-write of run.json between the launcher and the worker processes.
+class StateLock {
+ public:
+  explicit StateLock(const fs::path& folder) : fd_(::open((folder / ".run.lock").c_str(), O_RDWR | O_CREAT, 0644)) {
+    if (fd_ >= 0) ::flock(fd_, LOCK_EX);
+  }
+  ~StateLock() {
+    if (fd_ >= 0) {
+      ::flock(fd_, LOCK_UN);
+      ::close(fd_);
+    }
+  }
+  StateLock(const StateLock&) = delete;
+  StateLock& operator=(const StateLock&) = delete;
+
+ private:
+  int fd_;
+};
+
+nlohmann::json readJsonFile(const fs::path& file) {
+  std::string text;
+  try {
+    text = readTextFile(file, kMaxStateBytes);
+  } catch (const std::exception& error) {
+    throw InputError(std::string("cannot read ") + error.what());
+  }
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& error) {
+    throw InputError(file.string() + " is not valid JSON: " + error.what());
+  }
+}
+
+}  // namespace
+
+std::string toString(RunState state) {
+  switch (state) {
+    case RunState::Queued: return "queued";
+    case RunState::Running: return "running";
+    case RunState::Finished: return "finished";
+    case RunState::Failed: return "failed";
+    case RunState::Cancelled: return "cancelled";
+  }
+  return "failed";
+}
+
+RunState parseRunState(const std::string& text) {
+  for (auto state : {RunState::Queued, RunState::Running, RunState::Finished, RunState::Failed, RunState::Cancelled})
+    if (toString(state) == text) return state;
+  throw InputError("run state: expected queued, running, finished, failed or cancelled, found \"" + text + "\"");
+}
+
+bool isTerminal(RunState state) {
+  return state == RunState::Finished || state == RunState::Failed || state == RunState::Cancelled;
+}
+
+bool isAllowedTransition(RunState from, RunState to) {
+  if (from == to) return true;
+  if (isTerminal(from)) return false;
+  if (from == RunState::Queued) return to != RunState::Queued;
+  return to != RunState::Queued;  // running -> a terminal state
+}
+
+std::string currentTimestamp() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return buffer;
+}
+
+RunDirectory RunDirectory::create(const fs::path& root, const RunSpec& spec, const std::string& backend) {
+  spec.validate();
+  const fs::path config(spec.configPath);
+  std::error_code ec;
+  if (!fs::is_regular_file(config, ec))
+    throw InputError("config: " + spec.configPath + " is not a readable file");
+  fs::create_directories(root);
+  const fs::path folder = root / spec.name;
+  // create_directory is atomic: two submissions with the same name cannot share a folder.
+  if (!fs::create_directory(folder, ec))
+    throw InputError("run folder " + folder.string() + " already exists; choose another --name or remove it");
+  try {
+    for (const char* sub : {"logs", "timings", "masks"}) fs::create_directory(folder / sub);
+    RunDirectory run(folder);
+    writeFileAtomically(run.path_ / ("config" + config.extension().string()), readTextFile(config));
+    writeFileAtomically(run.specPath(), spec.toJson().dump(2) + "\n");
+    const std::string now = currentTimestamp();
+    run.writeState({{"state", "queued"},
+                    {"backend", backend},
+                    {"created", now},
+                    {"updated", now},
+                    {"history", nlohmann::json::array({{{"state", "queued"}, {"time", now}}})}});
+    return run;
+  } catch (...) {
+    fs::remove_all(folder, ec);  // never leave a half-made run behind
+    throw;
+  }
+}
+
+RunDirectory RunDirectory::open(const fs::path& folder) {
+  RunDirectory run(folder);
+  if (!fs::is_regular_file(run.statePath()))
+    throw InputError(folder.string() + " is not a run folder (no run.json)");
+  run.stateDocument();
+  return run;
+}
+
+fs::path RunDirectory::configPath() const {
+  for (const char* extension : {".json", ".yaml", ".yml"})
+    if (fs::exists(path_ / (std::string("config") + extension))) return path_ / (std::string("config") + extension);
+  for (const auto& entry : fs::directory_iterator(path_))
+    if (entry.path().stem() == "config") return entry.path();
+  return path_ / "config.json";
+}
+
+RunSpec RunDirectory::spec() const { return RunSpec::fromJson(readJsonFile(specPath())); }
+
+nlohmann::json RunDirectory::stateDocument() const {
+  auto document = readJsonFile(statePath());
+  if (!document.is_object() || !document.contains("state") || !document["state"].is_string())
+    throw InputError(statePath().string() + ": expected an object with a \"state\" string");
+  parseRunState(document["state"].get<std::string>());
+  return document;
+}
+
+RunState RunDirectory::state() const { return parseRunState(stateDocument()["state"].get<std::string>()); }
+
+void RunDirectory::writeState(const nlohmann::json& document) const {
+  writeFileAtomically(statePath(), document.dump(2) + "\n");
+}
+
+void RunDirectory::setState(RunState next, const nlohmann::json& fields) {
+  StateLock lock(path_);
+  auto document = stateDocument();
+  const RunState current = parseRunState(document["state"].get<std::string>());
+  if (!isAllowedTransition(current, next))
+    throw InputError("run " + path_.filename().string() + " is " + toString(current) + "; it cannot become " + toString(next));
+  for (const auto& [key, value] : fields.items()) document[key] = value;
+  const std::string now = currentTimestamp();
+  document["updated"] = now;
+  if (current != next) {
+    document["state"] = toString(next);
+    nlohmann::json entry = {{"state", toString(next)}, {"time", now}};
+    if (fields.contains("message")) entry["message"] = fields["message"];
+    document["history"].push_back(entry);
+  }
+  writeState(document);
+}
+
+void RunDirectory::updateFields(const nlohmann::json& fields) {
+  StateLock lock(path_);
+  auto document = stateDocument();
+  for (const auto& [key, value] : fields.items()) {
+    if (key == "state" || key == "history") continue;  // only setState changes these
+    document[key] = value;
+  }
+  document["updated"] = currentTimestamp();
+  writeState(document);
+}
+
+std::vector<fs::path> listRunFolders(const fs::path& root) {
+  std::error_code ec;
+  std::vector<fs::path> folders;
+  if (!fs::is_directory(root, ec)) return folders;
+  for (const auto& entry : fs::directory_iterator(root, ec))
+    if (entry.is_directory() && !entry.is_symlink() && fs::is_regular_file(entry.path() / "run.json"))
+      folders.push_back(entry.path());
+  std::sort(folders.begin(), folders.end());
+  return folders;
+}
+
+}  // namespace medseg::cluster

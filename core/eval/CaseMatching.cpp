@@ -1,0 +1,58 @@
+#include "core/eval/CaseMatching.h"
+
+#include <algorithm>
+#include <map>
+
+#include "core/io/ImageIO.h"
+#include "core/util/Interrupt.h"
+
+namespace medseg {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::map<std::string, fs::path> imagesByCase(const fs::path& folder, std::vector<std::string>& problems) {
+  std::error_code ec;
+  if (!fs::is_directory(folder, ec)) throw InputError(folder.string() + ": no such folder");
+  std::map<std::string, fs::path> cases;
+  for (const auto& entry : fs::directory_iterator(folder)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name[0] == '.' || !entry.is_regular_file(ec) || !isSupportedImagePath(entry.path())) continue;
+    const std::string id = caseIdFromFileName(entry.path());
+    const auto [it, inserted] = cases.emplace(id, entry.path());
+    if (!inserted)
+      problems.push_back(folder.string() + ": two files for case \"" + id + "\": " + it->second.filename().string() +
+                         " and " + name);
+  }
+  return cases;
+}
+
+}  // namespace
+
+std::string caseIdFromFileName(const fs::path& path) {
+  const std::string name = path.filename().string();
+  std::string lower = name;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  for (const std::string ext : {".nii.gz", ".nii", ".nrrd", ".nhdr", ".mha", ".mhd"})
+    if (lower.size() > ext.size() && lower.compare(lower.size() - ext.size(), ext.size(), ext) == 0)
+      return name.substr(0, name.size() - ext.size());
+  return path.stem().string();
+}
+
+CaseMatching matchCasesByName(const fs::path& predictionFolder, const fs::path& referenceFolder) {
+  CaseMatching matching;
+  const auto predicted = imagesByCase(predictionFolder, matching.problems);
+  const auto reference = imagesByCase(referenceFolder, matching.problems);
+  for (const auto& [id, path] : predicted) {
+    const auto it = reference.find(id);
+    if (it == reference.end())
+      matching.onlyPredicted.push_back(path);
+    else
+      matching.pairs.push_back({id, path, it->second});
+  }
+  for (const auto& [id, path] : reference)
+    if (!predicted.count(id)) matching.onlyReference.push_back(path);
+  return matching;
+}
+
+}  // namespace medseg

@@ -1,0 +1,98 @@
+#pragma once
+// Segments one image with a trained model: the model's own preprocessing, sliding-window (or
+// whole-volume) inference, softmax (labels mode) or sigmoid (regions mode), labels decoded and put back
+// on the source grid with the source geometry.
+//
+// Two kinds of model file:
+//  - a MedSeg checkpoint (checkpoint.pt / best.pt from `medseg train`): network and description inside;
+//  - a TorchScript module (a model traced or scripted in PyTorch or MONAI, torch.jit.save): forward(x)
+//    takes [N, C, D, H, W] and returns logits [N, K, D, H, W] (or a tuple/list whose first entry is).
+//    Its description comes from a sidecar JSON next to it, "<model>.json" (model.pt.json) or
+//    "<stem>.json" (model.json), holding the ModelDescription fields (targets, class_names,
+//    region_labels, patch_size, modalities, preprocessing; optional network.depth or "size_divisor",
+//    default divisor 16), or from ModelOverrides (the CLI's --classes / --regions / --modalities).
+//
+// Runs on the CUDA device when one is available (device "auto"), else on the CPU.
+#include <array>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "core/io/Volume.h"
+#include "core/nn/Device.h"
+#include "core/nn/ModelCheckpoint.h"
+
+namespace medseg {
+
+struct PredictorOptions {
+  std::optional<std::array<int64_t, 3>> roi;  // z, y, x; default the model's training patch size
+  double overlap = 0.5;
+  int64_t windowBatch = 1;
+  bool gaussian = true;
+  bool mirrorTta = false;
+  bool wholeVolume = false;    // one pass over the whole (cropped, padded) image, ignoring roi
+  bool probabilities = false;  // also return per-output-channel probabilities on the source grid
+};
+
+// Description fields for a TorchScript model without (or overriding) a sidecar JSON.
+struct ModelOverrides {
+  std::vector<std::string> classNames;  // labels mode: one name per output channel, label value = index
+  bool regions = false;                 // regions mode, BraTS WT {1,2,3}, TC {2,3}, ET {3}
+  std::vector<std::string> modalities;  // expected input channels
+  std::optional<std::array<int64_t, 3>> patchSize;
+  bool any() const { return !classNames.empty() || regions || !modalities.empty() || patchSize.has_value(); }
+};
+
+struct Prediction {
+  LabelVolume labels;         // source grid and geometry
+  ImageVolume probabilities;  // empty unless requested: one channel per model output, source grid
+  PreprocessingRecord record;
+  int64_t windows = 0;
+  double seconds = 0.0;
+};
+
+// Label map [1, D, H, W] (uint8) from per-channel probabilities [K, D, H, W]: labels mode argmax
+// (label value = channel index); regions mode paints regions from the largest label set to the
+// smallest where p > 0.5, each with the label it adds to the regions inside it (BraTS: WT -> 1,
+// TC -> 2, ET -> 3; so ET > 0.5 -> 3, else TC > 0.5 -> 2, else WT > 0.5 -> 1).
+torch::Tensor decodeLabels(const torch::Tensor& probabilities, TargetMode mode,
+                           const std::vector<std::vector<int>>& regionLabels);
+std::vector<std::vector<int>> bratsRegionLabels();  // {{1,2,3}, {2,3}, {3}}
+
+class Predictor {
+ public:
+  // A MedSeg checkpoint or a TorchScript file (told apart by their contents). InputError when the file
+  // is neither, or a TorchScript model has no description.
+  static Predictor load(const std::filesystem::path& model, const ModelOverrides& overrides = {},
+                        const std::string& device = "auto");
+  // An in-memory network (tests, validation during training).
+  Predictor(UNet3d network, ModelDescription description, torch::Device device = torch::kCPU);
+
+  const ModelDescription& description() const { return description_; }
+  torch::Device device() const { return device_; }
+  const std::string& kind() const { return kind_; }  // "medseg" or "torchscript"
+  int64_t sizeDivisor() const { return sizeDivisor_; }
+
+  // InputError for a channel count the model does not take (the message names the modalities).
+  Prediction predict(const ImageVolume& image, const PredictorOptions& options = {},
+                     const std::function<void(int64_t done, int64_t total)>& onWindow = {}) const;
+
+ private:
+  Predictor() = default;
+  void checkChannels(const ImageVolume& image) const;
+
+  ModelDescription description_;
+  torch::Device device_ = torch::kCPU;
+  std::string kind_;
+  int64_t sizeDivisor_ = 1;
+  int64_t inChannels_ = 0;   // 0: unknown (TorchScript without modalities)
+  int64_t outChannels_ = 0;  // 0: unknown
+  std::shared_ptr<std::function<torch::Tensor(const torch::Tensor&)>> forward_;
+};
+
+}  // namespace medseg

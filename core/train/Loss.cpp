@@ -1,0 +1,53 @@
+#include "core/train/Loss.h"
+
+namespace medseg {
+
+std::vector<double> SegmentationLoss::deepSupervisionWeights(size_t outputs) {
+  std::vector<double> weights;
+  double sum = 0.0;
+  for (size_t k = 0; k < outputs; ++k) {
+    weights.push_back(1.0 / static_cast<double>(int64_t{1} << k));
+    sum += weights.back();
+  }
+  for (auto& w : weights) w /= sum;
+  return weights;
+}
+
+torch::Tensor SegmentationLoss::single(const torch::Tensor& rawLogits, const torch::Tensor& target) const {
+  const auto logits = rawLogits.to(torch::kFloat);  // losses in full precision, also under autocast
+  torch::Tensor probabilities, reference, crossEntropy;
+  if (mode_ == TargetMode::Labels) {
+    probabilities = torch::softmax(logits, 1);
+    reference = torch::one_hot(target, logits.size(1)).permute({0, 4, 1, 2, 3}).to(torch::kFloat);
+    crossEntropy = torch::nn::functional::cross_entropy(logits, target);
+    // Background is not a Dice class: it would dominate and is implied by the others.
+    probabilities = probabilities.slice(1, 1);
+    reference = reference.slice(1, 1);
+  } else {
+    probabilities = torch::sigmoid(logits);
+    reference = target;
+    crossEntropy = torch::nn::functional::binary_cross_entropy_with_logits(logits, target);
+  }
+  torch::Tensor loss = config_.ceWeight * crossEntropy;
+  if (config_.diceWeight > 0 && probabilities.size(1) > 0) {
+    const std::vector<int64_t> axes = config_.batchDice ? std::vector<int64_t>{0, 2, 3, 4} : std::vector<int64_t>{2, 3, 4};
+    const auto intersection = (probabilities * reference).sum(axes);
+    const auto denominator = probabilities.sum(axes) + reference.sum(axes);
+    const auto dice = (2.0 * intersection + config_.smooth) / (denominator + config_.smooth).clamp_min(1e-8);
+    loss = loss + config_.diceWeight * (1.0 - dice.mean());
+  }
+  return loss;
+}
+
+torch::Tensor SegmentationLoss::operator()(const std::vector<torch::Tensor>& outputs,
+                                           const std::vector<torch::Tensor>& targets) const {
+  const auto weights = deepSupervisionWeights(outputs.size());
+  torch::Tensor total;
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    auto term = weights[k] * single(outputs[k], targets.at(k));
+    total = total.defined() ? total + term : term;
+  }
+  return total;
+}
+
+}  // namespace medseg

@@ -1,0 +1,78 @@
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "core/nn/ModelCheckpoint.h"
+#include "core/util/Interrupt.h"
+#include "support/TestSupport.h"
+
+namespace medseg {
+namespace {
+
+ModelDescription tinyDescription() {
+  ModelDescription d;
+  d.network.inChannels = 2;
+  d.network.outChannels = 3;
+  d.network.depth = 2;
+  d.network.baseFilters = 4;
+  d.targets = TargetMode::Regions;
+  d.classNames = {"WT", "TC", "ET"};
+  d.regionLabels = {{1, 2, 3}, {2, 3}, {3}};
+  d.patchSize = {16, 16, 16};
+  d.modalities = {"FLAIR", "T1gd"};
+  return d;
+}
+
+TEST(ModelCheckpoint, DescriptionJsonRoundTrip) {
+  const auto d = tinyDescription();
+  EXPECT_EQ(ModelDescription::fromJson(d.toJson()).toJson(), d.toJson());
+  EXPECT_THROW(ModelDescription::fromJson({{"targets", "softmax"}}), InputError);
+  EXPECT_THROW(ModelDescription::fromJson({{"patch_size", {1, 2}}}), InputError);
+}
+
+TEST(ModelCheckpoint, SavedModelLoadsWithIdenticalWeightsInEvalMode) {
+  test::ScratchDir dir("model-checkpoint");
+  const auto d = tinyDescription();
+  UNet3d model(d.network);
+  saveModel(dir / "best.pt", model, d);
+  EXPECT_EQ(readModelDescription(dir / "best.pt").toJson(), d.toJson());
+  ModelDescription loadedDescription;
+  auto loaded = loadModelForInference(dir / "best.pt", &loadedDescription);
+  EXPECT_FALSE(loaded->is_training());
+  EXPECT_EQ(loadedDescription.classNames, d.classNames);
+  const auto a = model->parameters(), b = loaded->parameters();
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(torch::equal(a[i], b[i]));
+  model->eval();
+  torch::NoGradGuard noGrad;
+  const auto input = torch::randn({1, 2, 8, 8, 8});
+  EXPECT_TRUE(torch::equal(model->forward(input), loaded->forward(input)));
+}
+
+TEST(ModelCheckpoint, ForeignAndDamagedFilesAreInputErrors) {
+  test::ScratchDir dir("model-checkpoint-bad");
+  std::ofstream(dir / "text.pt") << "not a checkpoint";
+  EXPECT_THROW(readModelDescription(dir / "text.pt"), InputError);
+  EXPECT_THROW(readModelDescription(dir / "missing.pt"), InputError);
+  // A real torch archive that is not a MedSeg file.
+  torch::serialize::OutputArchive other;
+  other.write("x", torch::ones({2}));
+  other.save_to((dir / "other.pt").string());
+  try {
+    loadModelForInference(dir / "other.pt");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("not a MedSeg checkpoint"), std::string::npos) << e.what();
+  }
+  // A truncated MedSeg file.
+  const auto d = tinyDescription();
+  UNet3d model(d.network);
+  saveModel(dir / "good.pt", model, d);
+  const auto size = std::filesystem::file_size(dir / "good.pt");
+  std::filesystem::copy_file(dir / "good.pt", dir / "cut.pt");
+  std::filesystem::resize_file(dir / "cut.pt", size / 2);
+  EXPECT_THROW(loadModelForInference(dir / "cut.pt"), InputError);
+}
+
+}  // namespace
+}  // namespace medseg

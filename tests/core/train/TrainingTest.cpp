@@ -1,0 +1,170 @@
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "core/nn/ModelCheckpoint.h"
+#include "core/train/Schedule.h"
+#include "core/train/Trainer.h"
+#include "core/train/TrainingCheckpoint.h"
+#include "core/train/TrainingEngine.h"
+#include "core/util/Interrupt.h"
+#include "support/TestSupport.h"
+#include "TinyData.h"
+
+namespace medseg {
+namespace {
+
+std::shared_ptr<std::vector<TrainingCase>> tinyCases(int count) {
+  auto cases = std::make_shared<std::vector<TrainingCase>>();
+  for (int i = 0; i < count; ++i) {
+    const auto tiny = test::makeTinyCase(i, 20);
+    cases->push_back(makeTrainingCase(
+        "c" + std::to_string(i), torch::from_blob(const_cast<float*>(tiny.image.data.data()), {2, 20, 20, 20}).clone(),
+        torch::from_blob(const_cast<uint8_t*>(tiny.labels.data.data()), {20, 20, 20}, torch::kUInt8).clone(), {16, 16, 16}));
+  }
+  return cases;
+}
+
+TEST(TrainingEngine, LossDecreasesOnATinyVolume) {
+  torch::set_num_threads(2);
+  auto config = test::tinyTrainConfig();
+  config.epochs = 1;
+  config.stepsPerEpoch = 30;
+  config.augmentation.enabled = false;
+  TrainingEngine engine(config, torch::kCPU);
+  BatchFactory batches(tinyCases(3), config);
+  std::vector<double> losses;
+  for (int i = 0; i < 30; ++i) {
+    const auto stats = engine.step(batches.make(engine.stepIndex()));
+    EXPECT_GT(stats.voxelsPerSecond(), 0.0);
+    losses.push_back(stats.loss);
+  }
+  const double first = (losses[0] + losses[1] + losses[2]) / 3, last = (losses[27] + losses[28] + losses[29]) / 3;
+  EXPECT_LT(last, 0.75 * first) << "first " << first << " last " << last;
+}
+
+TEST(TrainingEngine, DeepSupervisionAndLabelsModeTrain) {
+  auto config = test::tinyTrainConfig();
+  config.targets = TargetMode::Labels;
+  config.network.outChannels = 4;
+  config.network.depth = 3;
+  config.network.deepSupervision = true;
+  config.classNames = {"background", "edema", "non-enhancing", "enhancing"};
+  config.optimizer.name = "sgd";
+  config.optimizer.lr = 0.01;
+  TrainingEngine engine(config, torch::kCPU);
+  BatchFactory batches(tinyCases(2), config);
+  const auto stats = engine.step(batches.make(0));
+  EXPECT_TRUE(std::isfinite(stats.loss));
+  EXPECT_GT(stats.gradNorm, 0.0);
+}
+
+TEST(Schedule, PolyCosineAndWarmup) {
+  ScheduleConfig poly;
+  EXPECT_DOUBLE_EQ(scheduledLearningRate(poly, 0.01, 0, 100), 0.01);
+  EXPECT_NEAR(scheduledLearningRate(poly, 0.01, 50, 100), 0.01 * std::pow(0.5, 0.9), 1e-12);
+  ScheduleConfig cosine;
+  cosine.name = "cosine";
+  EXPECT_NEAR(scheduledLearningRate(cosine, 1.0, 50, 100), 0.5, 1e-12);
+  cosine.warmupSteps = 10;
+  EXPECT_NEAR(scheduledLearningRate(cosine, 1.0, 4, 110), 0.5, 1e-12);
+}
+
+class TrainerRun : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    test::writeTinyDataset(scratch_ / "data", 6);
+    clearInterrupt();
+  }
+  TrainConfig config() const {
+    auto c = TrainConfig::fromJson({{"data", (scratch_ / "data").string()},
+                                    {"seed", 5},
+                                    {"threads", 1},
+                                    {"patch_size", {16, 16, 16}},
+                                    {"epochs", 2},
+                                    {"steps_per_epoch", 3},
+                                    {"network", {{"depth", 2}, {"base_filters", 4}}},
+                                    {"optimizer", {{"name", "adam"}, {"lr", 0.003}}},
+                                    {"validation", {{"cases", 2}, {"roi", {24, 24, 24}}}},
+                                    {"loader", {{"workers", 2}, {"prefetch", 3}}}});
+    return c;
+  }
+  static std::vector<torch::Tensor> weights(const std::filesystem::path& checkpoint) {
+    std::vector<torch::Tensor> out;
+    for (const auto& p : loadModelForInference(checkpoint)->parameters()) out.push_back(p.detach().clone());
+    return out;
+  }
+  test::ScratchDir scratch_{"trainer"};
+  Reporter reporter_{OutputMode::JsonLines};
+};
+
+TEST_F(TrainerRun, WritesRunFolderAndMetrics) {
+  TrainerOptions options;
+  options.runDir = scratch_ / "run";
+  const auto result = Trainer(config(), options, reporter_).run();
+  EXPECT_EQ(result.steps, 6);
+  EXPECT_EQ(result.epochs, 2);
+  for (const char* file : {"config.json", "checkpoint.pt", "best.pt", "metrics.jsonl"})
+    EXPECT_TRUE(std::filesystem::exists(options.runDir / file)) << file;
+  std::ifstream metrics(options.runDir / "metrics.jsonl");
+  std::string line;
+  int lines = 0;
+  while (std::getline(metrics, line)) {
+    const auto record = nlohmann::json::parse(line);
+    EXPECT_EQ(record["epoch"], ++lines);
+    EXPECT_TRUE(record["dice"].contains("WT"));
+    EXPECT_TRUE(record.contains("mean_wt_dice"));
+    EXPECT_TRUE(record.contains("data_wait_fraction"));
+    EXPECT_TRUE(record.contains("lr"));
+  }
+  EXPECT_EQ(lines, 2);
+  const auto description = readModelDescription(options.runDir / "best.pt");
+  EXPECT_EQ(description.network.inChannels, 2);
+  EXPECT_EQ(description.classNames, (std::vector<std::string>{"WT", "TC", "ET"}));
+  EXPECT_EQ(description.regionLabels.size(), 3u);
+  EXPECT_EQ(description.modalities, (std::vector<std::string>{"FLAIR", "T1gd"}));
+  const auto resolved = nlohmann::json::parse(readTextFile(options.runDir / "config.json"));
+  EXPECT_EQ(resolved["network"]["in_channels"], 2);
+  // A second fresh run into the same folder is refused instead of overwriting it.
+  EXPECT_THROW(Trainer(config(), options, reporter_).run(), InputError);
+}
+
+TEST_F(TrainerRun, ResumeIsBitIdenticalToAnUninterruptedRun) {
+  TrainerOptions straight;
+  straight.runDir = scratch_ / "straight";
+  Trainer(config(), straight, reporter_).run();
+
+  TrainerOptions interrupted;
+  interrupted.runDir = scratch_ / "resumed";
+  interrupted.onStep = [](const StepStats& stats) {
+    if (stats.step == 3) requestInterrupt();  // mid-epoch: after the 4th step
+  };
+  EXPECT_THROW(Trainer(config(), interrupted, reporter_).run(), Interrupted);
+  clearInterrupt();
+  EXPECT_EQ(readTrainingState(interrupted.runDir / "checkpoint.pt").step, 4);
+  TrainerOptions resume;
+  resume.runDir = interrupted.runDir;
+  resume.resume = true;
+  const auto result = Trainer(configForResume(resume.runDir, {"loader.workers=1"}), resume, reporter_).run();
+  EXPECT_EQ(result.steps, 6);
+
+  const auto a = weights(straight.runDir / "checkpoint.pt"), b = weights(resume.runDir / "checkpoint.pt");
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(torch::equal(a[i], b[i])) << "parameter " << i;
+  EXPECT_THROW(configForResume(resume.runDir, {"optimizer.lr=1"}), InputError);
+}
+
+TEST_F(TrainerRun, TimeBudgetStopsCleanlyAndValidates) {
+  TrainerOptions options;
+  options.runDir = scratch_ / "budget";
+  auto c = config();
+  c.maxMinutes = 1e-6;  // stops after the first step
+  const auto result = Trainer(c, options, reporter_).run();
+  EXPECT_TRUE(result.stoppedByBudget);
+  EXPECT_EQ(result.steps, 1);
+  EXPECT_TRUE(std::filesystem::exists(options.runDir / "best.pt"));
+  EXPECT_GE(result.bestWholeTumourDice, 0.0);
+}
+
+}  // namespace
+}  // namespace medseg
