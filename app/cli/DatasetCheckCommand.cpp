@@ -88,10 +88,11 @@ std::string infoText(const Dataset& dataset, const nlohmann::json& first) {
     out << "\nRegion:      " << name << " =";
     for (int v : values) out << ' ' << v;
   }
-  out << "\nTraining:    " << dataset.training.size() << " cases";
+  auto cases = [](size_t n) { return std::to_string(n) + (n == 1 ? " case" : " cases"); };
+  out << "\nTraining:    " << cases(dataset.training.size());
   if (dataset.declaredNumTraining >= 0 && dataset.declaredNumTraining != static_cast<int>(dataset.training.size()))
     out << " (dataset.json says numTraining " << dataset.declaredNumTraining << ")";
-  out << "\nTest:        " << dataset.test.size() << " cases\n";
+  out << "\nTest:        " << cases(dataset.test.size()) << '\n';
   if (!first.is_null()) {
     out << "First case:  " << first["id"].get<std::string>() << ": ";
     if (first.contains("error")) {

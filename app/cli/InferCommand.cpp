@@ -261,12 +261,14 @@ nlohmann::json volumesMl(const LabelVolume& labels, const std::map<int, std::str
   return out;
 }
 
-std::string humanLine(const std::string& progressTag, const nlohmann::json& d) {
+std::string humanLine(const std::string& progressTag, const nlohmann::json& d, const std::map<int, std::string>& names) {
   std::ostringstream line;
   line << progressTag << ' ' << d["case"].get<std::string>() << "  " << std::fixed << std::setprecision(1)
        << d["seconds"].get<double>() << " s  " << d["windows"].get<int64_t>() << " window(s) ";
-  for (auto it = d["volumes_ml"].begin(); it != d["volumes_ml"].end(); ++it)
-    line << " " << it.key() << " " << std::setprecision(2) << it.value().get<double>() << " mL";
+  const auto& volumes = d["volumes_ml"];
+  for (const auto& entry : names)  // label order, not the JSON object's alphabetical order
+    if (volumes.contains(entry.second))
+      line << " " << entry.second << " " << std::setprecision(2) << volumes[entry.second].get<double>() << " mL";
   line << "  -> " << d["output"].get<std::string>();
   return line.str();
 }
@@ -284,7 +286,7 @@ CaseOutcome runJob(const Job& job, const Predictor& predictor, const PredictorOp
     bar->advance(done - reported);
     reported = done;
   });
-  if (bar) bar->finish();
+  // The last advance() already drew the completed bar (finish() would draw it a second time).
   if (!job.labelsOut.parent_path().empty()) fs::create_directories(job.labelsOut.parent_path());
   if (options.probabilities) writeImage(prediction.probabilities, job.probabilitiesOut);
   writeLabels(prediction.labels, job.labelsOut);
@@ -346,7 +348,7 @@ int runInfer(const InferOptions& o, CliContext& context) {
         event.update(outcome.details);
         reporter.emit(event);
       } else {
-        std::cout << humanLine(tag, outcome.details) << std::endl;
+        std::cout << humanLine(tag, outcome.details, names) << std::endl;
       }
     } else {
       reporter.emit({{"event", "error"}, {"kind", "infer-case"}, {"case", outcome.id}, {"message", "case " + outcome.id + ": " + outcome.message}});

@@ -86,6 +86,8 @@ std::pair<size_t, size_t> lineAndColumn(const std::string& text, size_t byte) {
 
 json parseDatasetJson(const fs::path& file) {
   std::error_code ec;
+  if (!fs::is_directory(file.parent_path(), ec))
+    throw DatasetError("data-set folder " + file.parent_path().string() + " does not exist or is not a folder");
   if (!fs::exists(file, ec))
     throw DatasetError("no dataset.json in " + file.parent_path().string() +
                        ": a data-set folder needs one (MSD or nnU-Net v2 format)");

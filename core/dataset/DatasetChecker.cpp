@@ -257,7 +257,10 @@ class CaseChecker {
       check.nonFinite[static_cast<size_t>(c)] = count.total();
       if (count.total() > 0)
         add(Severity::Error, "non-finite",
-            channelName(c) + " has " + plural(count.nan, "NaN voxel") + " and " + plural(count.inf, "infinite voxel") +
+            channelName(c) + " has " +
+                (count.nan && count.inf ? plural(count.nan, "NaN voxel") + " and " + plural(count.inf, "infinite voxel")
+                 : count.nan            ? plural(count.nan, "NaN voxel")
+                                        : plural(count.inf, "infinite voxel")) +
                 "; fix the preprocessing (NIfTI readers silently load them as 0, other formats give NaN losses)");
       else if (low == high)
         add(Severity::Warning, "constant-channel",
@@ -393,8 +396,17 @@ std::vector<Finding> limitFindings(const std::vector<Finding>& all, size_t limit
   return limited;
 }
 
+// + 0.0 turns the -0.0 of flipped axes into 0.0, which readers of the JSON find less puzzling.
+template <size_t N>
+std::array<double, N> withoutNegativeZero(std::array<double, N> values) {
+  for (double& v : values) v += 0.0;
+  return values;
+}
+
 json geometryJson(const Geometry& g) {
-  return {{"spacing", g.spacing}, {"origin", g.origin}, {"direction", g.direction}};
+  return {{"spacing", g.spacing},
+          {"origin", withoutNegativeZero(g.origin)},
+          {"direction", withoutNegativeZero(g.direction)}};
 }
 
 }  // namespace
@@ -437,7 +449,8 @@ DatasetReport checkDataset(const Dataset& dataset, const CheckOptions& options, 
     for (auto& thread : pool) thread.join();
   }
   if (interrupted) std::rethrow_exception(interrupted);
-  progress.finish();
+  // The last advance() already drew the complete bar; finish() would draw it a second time.
+  if (work.empty()) progress.finish();
 
   DatasetReport report;
   report.root = dataset.root;

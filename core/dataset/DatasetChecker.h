@@ -9,6 +9,8 @@
 //   errors:   escape, missing-file, unreadable, channel-count, shape-mismatch, geometry-mismatch,
 //             label-channels, label-values, non-finite, no-training-cases, duplicate-case
 //   warnings: numTraining, numTest, empty-label, constant-channel, unused-label, train-test-overlap
+// non-finite is found in the stored NIfTI payload too (NiftiNonFinite.h), since NIfTI readers turn
+// NaN into 0. Escaping paths normally never get here: loadDataset refuses them (exit 3 in the CLI).
 #include <cstdint>
 #include <map>
 #include <string>
@@ -63,7 +65,9 @@ struct DatasetReport {
   DatasetLayout layout = DatasetLayout::MSD;
   bool headerOnly = false;
   std::vector<CaseCheck> cases;          // training cases then test cases, in data-set order
-  std::vector<Finding> findings;         // at most CheckOptions::maxFindings, dataset findings first
+  // At most CheckOptions::maxFindings (errors kept first): data-set findings, then each case's in
+  // case order, then cross-case ones (unused-label).
+  std::vector<Finding> findings;
   int errors = 0;                        // over all findings, kept or not
   int warnings = 0;
   size_t findingsOmitted = 0;

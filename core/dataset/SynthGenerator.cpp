@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <exception>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -239,6 +240,25 @@ Dataset datasetFor(const SynthOptions& options, const SynthAnatomy& anatomy, con
   return dataset;
 }
 
+// Files an earlier, larger run left in the case folders: kept (nothing is deleted), but said.
+void reportLeftovers(const Dataset& dataset, Reporter& reporter) {
+  std::set<fs::path> current;
+  for (const auto& entry : dataset.training) {
+    current.insert(entry.images.front());
+    current.insert(entry.label);
+  }
+  for (const auto& entry : dataset.test) current.insert(entry.images.front());
+  int leftovers = 0;
+  for (const char* folder : {"imagesTr", "labelsTr", "imagesTs"}) {
+    std::error_code ec;
+    for (fs::directory_iterator it(dataset.root / folder, ec), end; !ec && it != end; it.increment(ec))
+      if (it->is_regular_file(ec) && !current.count(it->path())) ++leftovers;
+  }
+  if (leftovers > 0)
+    reporter.log(std::to_string(leftovers) + " files in imagesTr/labelsTr/imagesTs are not part of this data set "
+                 "(left from an earlier run, not deleted; dataset.json lists only the new cases)");
+}
+
 }  // namespace
 
 void validateSynthOptions(const SynthOptions& options, bool forWriting) {
@@ -302,7 +322,9 @@ SynthSummary generateSynthDataset(const SynthOptions& options, Reporter& reporte
   threads = std::clamp(threads, 1, total);
   std::vector<CaseOutcome> outcomes;
   writeCases(options, *anatomy, root, threads, reporter, outcomes);
-  writeMsdDatasetJson(datasetFor(options, *anatomy, grid, root));
+  const Dataset dataset = datasetFor(options, *anatomy, grid, root);
+  writeMsdDatasetJson(dataset);
+  reportLeftovers(dataset, reporter);
 
   SynthSummary summary;
   summary.outputDir = root;

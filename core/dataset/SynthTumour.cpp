@@ -87,8 +87,8 @@ TumourShape drawTumourShape(Random& random, double brainDiameter, double maxSpac
   const double gap = 1.6 * maxSpacing;
   shape.minimumGap = gap;
   shape.wholeRadius = 0.5 * brainDiameter * random.uniform(0.15, 0.33);
-  shape.enhancingRadius = shape.wholeRadius * random.uniform(0.5, 0.7);
-  shape.coreRadius = shape.enhancingRadius * random.uniform(0.45, 0.7);
+  shape.enhancingRadius = shape.wholeRadius * random.uniform(0.55, 0.8);
+  shape.coreRadius = shape.enhancingRadius * random.uniform(0.5, 0.75);
   // Resolvable on this grid: core, rim and edema each a couple of voxels thick at least.
   shape.coreRadius = std::max(shape.coreRadius, std::max(4.0, 1.8 * maxSpacing));
   shape.enhancingRadius = std::max(shape.enhancingRadius, shape.coreRadius + gap);

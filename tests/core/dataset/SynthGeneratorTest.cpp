@@ -292,14 +292,25 @@ TEST(SynthGenerator, RefusesForeignFoldersAndReplacesItsOwnOutput) {
   EXPECT_THROW(generateSynthDataset(options, quiet), InputError);
   EXPECT_FALSE(fs::exists(options.outputDir / "imagesTr"));
 
+  testing::internal::GetCapturedStdout();
+
   options.outputDir = dir / "own";
+  options.cases = 2;
+  testing::internal::CaptureStdout();
   generateSynthDataset(options, quiet);
+  testing::internal::GetCapturedStdout();
   std::ofstream(options.outputDir / "notes.txt") << "kept";
   options.seed = 5;
+  options.cases = 1;
+  testing::internal::CaptureStdout();
   generateSynthDataset(options, quiet);  // an earlier synthetic data set may be regenerated
-  testing::internal::GetCapturedStdout();
+  const std::string log = testing::internal::GetCapturedStdout();
   EXPECT_TRUE(fs::exists(options.outputDir / "notes.txt"));
-  EXPECT_NE(loadDataset(options.outputDir).description.find("seed 5"), std::string::npos);
+  EXPECT_TRUE(fs::exists(options.outputDir / "labelsTr/BRATS_002.nii.gz"));  // never deleted...
+  EXPECT_NE(log.find("not part of this data set"), std::string::npos) << log;  // ...but reported
+  const Dataset rewritten = loadDataset(options.outputDir);
+  EXPECT_NE(rewritten.description.find("seed 5"), std::string::npos);
+  EXPECT_EQ(rewritten.training.size(), 1u);
 }
 
 TEST(SynthGenerator, RejectsOptionsNoDatasetCanBeMadeFrom) {

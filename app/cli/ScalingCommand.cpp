@@ -1,0 +1,170 @@
+// `medseg scaling`: a strong/weak scaling study on this machine. Runs each mode at each size through
+// mpirun + medseg-worker, measures time per step (data: compute vs communication from the ranks'
+// timings) or the search makespan (experiment), and prints the measured efficiency next to the
+// performance model's prediction; writes scaling.csv, scaling.json and scaling.svg.
+#include <unistd.h>
+
+#include <iostream>
+#include <sstream>
+
+#include "app/cli/CommandRegistry.h"
+#include "cluster/scaling/PerformanceModel.h"
+#include "cluster/scaling/ScalingReport.h"
+#include "cluster/search/ResultsJournal.h"
+#include "cluster/submit/Backend.h"
+#include "cluster/submit/LocalBackend.h"
+#include "cluster/submit/Process.h"
+#include "cluster/submit/ResultFiles.h"
+#include "cluster/submit/ShellQuote.h"
+#include "core/util/Interrupt.h"
+
+namespace medseg::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace medseg::cluster;
+
+struct ScalingOptions {
+  std::string mode = "data";
+  std::vector<int> workers{1, 2};
+  std::string config, data, out, worker, mpirun = "mpirun";
+  std::vector<std::string> overrides;
+  double overlap = 0.5;
+  double intraAlphaUs = kNvlinkDefault.alphaSeconds * 1e6, intraGBps = kNvlinkDefault.bytesPerSecond / 1e9;
+  double interAlphaUs = kInfinibandEdrDefault.alphaSeconds * 1e6, interGBps = kInfinibandEdrDefault.bytesPerSecond / 1e9;
+  int nodes = 1;
+  double timeoutMinutes = 30.0;
+};
+
+// One measured run: mpirun -np ranks medseg-worker ... into folder; returns its metrics.json.
+nlohmann::json runOnce(const ScalingOptions& o, const std::string& mode, int ranks, const fs::path& folder, Reporter& reporter) {
+  if (fs::exists(folder))
+    throw InputError(folder.string() + " already exists; remove it or choose another --out (measurements need fresh folders)");
+  fs::create_directories(folder / "logs");
+  BackendOptions backend;
+  backend.workerProgram = o.worker;
+  std::vector<std::string> argv{o.mpirun, "-np", std::to_string(ranks), "--oversubscribe"};
+  if (::geteuid() == 0) argv.push_back("--allow-run-as-root");
+  argv.insert(argv.end(), {resolveWorkerProgram(backend), "--run-dir", folder.string(), "--mode", mode, "--config", o.config});
+  if (!o.data.empty()) argv.insert(argv.end(), {"--data", o.data});
+  for (const auto& assignment : o.overrides) argv.insert(argv.end(), {"--set", assignment});
+  reporter.emit({{"event", "log"}, {"message", mode + " x " + std::to_string(ranks) + ": " + shellJoin(argv)}});
+  if (!reporter.json()) reporter.log(mode + " with " + std::to_string(ranks) + " ranks ...");
+  SpawnOptions spawn;
+  spawn.stdoutFile = folder / "logs" / "launcher.out";
+  spawn.stderrFile = folder / "logs" / "launcher.err";
+  spawn.environment = mpiRootEnvironment();
+  const ProcessResult result = waitProcess(spawnProcess(argv, spawn));
+  if (result.exitCode != 0)
+    throw std::runtime_error(mode + " run with " + std::to_string(ranks) + " ranks failed (exit " +
+                             std::to_string(result.exitCode) + "); see " + (folder / "logs" / "launcher.err").string());
+  return readResultJson(folder, "metrics.json");
+}
+
+int runScaling(const ScalingOptions& o, CliContext& context) {
+  auto& reporter = context.reporter();
+  if (o.config.empty() || !fs::is_regular_file(o.config)) throw InputError("--config " + o.config + " is not a readable file");
+  std::vector<int> sizes = o.workers;
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  if (sizes.empty() || sizes.front() < 1) throw InputError("--workers: a list of positive sizes, e.g. 1,2,4");
+  ScalingOptions absolute = o;
+  absolute.config = fs::absolute(o.config).string();
+  if (!o.data.empty()) absolute.data = fs::absolute(o.data).string();
+  const fs::path out = fs::absolute(o.out);
+  ScalingReport report;
+  const LinkCost intra{o.intraAlphaUs * 1e-6, o.intraGBps * 1e9}, inter{o.interAlphaUs * 1e-6, o.interGBps * 1e9};
+  report.model = {{"overlap", o.overlap}, {"nodes", o.nodes},
+                  {"intra_node", {{"alpha_us", o.intraAlphaUs}, {"gb_per_s", o.intraGBps}}},
+                  {"inter_node", {{"alpha_us", o.interAlphaUs}, {"gb_per_s", o.interGBps}}}};
+
+  if (o.mode == "data" || o.mode == "both") {
+    DataParallelModel model;
+    model.overlap = o.overlap;
+    model.intraNode = intra;
+    model.interNode = inter;
+    for (int ranks : sizes) {
+      const auto metrics = runOnce(absolute, "data", ranks, out / ("data-" + std::to_string(ranks)), reporter);
+      ScalingRow row;
+      row.mode = "data";
+      row.workers = ranks;
+      row.seconds = metrics.at("step_seconds").get<double>();
+      row.communicationSeconds = metrics.at("communication_seconds").get<double>();
+      row.computeSeconds = metrics.at("compute_seconds").get<double>();
+      if (model.computeSecondsPerStep <= 0) {  // the smallest run calibrates the model
+        model.computeSecondsPerStep = std::max(1e-9, row.computeSeconds);
+        model.modelBytes = 4.0 * metrics.at("parameters").get<double>();
+        report.model["compute_seconds_per_step"] = model.computeSecondsPerStep;
+        report.model["gradient_bytes"] = model.modelBytes;
+      }
+      const int nodes = std::max(1, std::min(o.nodes, ranks));
+      const auto prediction = predictDataParallel(model, nodes, (ranks + nodes - 1) / nodes);
+      row.predictedSpeedup = prediction.speedup;
+      row.predictedEfficiency = prediction.efficiency;
+      report.rows.push_back(row);
+    }
+  }
+  if (o.mode == "experiment" || o.mode == "both") {
+    ExperimentParallelModel model;
+    for (int workers : sizes) {
+      const fs::path folder = out / ("experiment-" + std::to_string(workers));
+      // One coordinator rank plus `workers` trial workers.
+      const auto metrics = runOnce(absolute, "experiment", workers + 1, folder, reporter);
+      ScalingRow row;
+      row.mode = "experiment";
+      row.workers = workers;
+      row.seconds = metrics.at("seconds").get<double>();
+      if (model.trialSeconds.empty()) {  // the smallest run's trial durations calibrate the model
+        ResultsJournal journal(folder / "results.jsonl");
+        journal.load();
+        for (const auto& record : journal.records()) model.trialSeconds.push_back(record.seconds);
+        // Trial seconds include each trial's data loading and start-up, so the model needs no extra terms.
+        report.model["trial_seconds"] = model.trialSeconds;
+      }
+      const auto base = predictExperimentParallel(model, sizes.front());
+      const auto prediction = predictExperimentParallel(model, workers);
+      row.predictedSpeedup = base.makespanSeconds / prediction.makespanSeconds;
+      row.predictedEfficiency = row.predictedSpeedup * sizes.front() / workers;
+      report.rows.push_back(row);
+    }
+  }
+  report.computeMeasuredSpeedups();
+  report.write(out);
+  if (reporter.json()) {
+    nlohmann::json event = report.toJson();
+    event["event"] = "result";
+    event["kind"] = "scaling";
+    event["out"] = out.string();
+    reporter.emit(event);
+  } else {
+    std::cout << report.toTable() << "\nwritten: " << (out / "scaling.csv").string() << ", scaling.json, scaling.svg\n";
+  }
+  return kOk;
+}
+
+void addScaling(CLI::App& parent, CliContext& context) {
+  auto* cmd = parent.add_subcommand("scaling", "Measure data/experiment-parallel scaling here (mpirun) against the performance model");
+  auto o = std::make_shared<ScalingOptions>();
+  cmd->add_option("--mode", o->mode, "data, experiment or both")->check(CLI::IsMember({"data", "experiment", "both"}))->capture_default_str();
+  cmd->add_option("--workers", o->workers, "Sizes to measure: ranks (data) or trial workers (experiment)")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--config", o->config, "Training config (with a search section for experiment mode)")->required();
+  cmd->add_option("--data", o->data, "Data-set folder");
+  cmd->add_option("--out", o->out, "Output folder (one sub-folder per run + scaling.csv/json/svg)")->required();
+  cmd->add_option("--set", o->overrides, "Config override key=value for every run (repeatable)");
+  cmd->add_option("--worker", o->worker, "medseg-worker program (default: beside medseg)");
+  cmd->add_option("--mpirun", o->mpirun, "mpirun program")->capture_default_str();
+  cmd->add_option("--overlap", o->overlap, "Model: share of communication hidden behind backward (0..1)")->capture_default_str();
+  cmd->add_option("--nodes", o->nodes, "Model: nodes the ranks are spread over")->capture_default_str();
+  cmd->add_option("--intra-alpha-us", o->intraAlphaUs, "Model: intra-node latency (us)")->capture_default_str();
+  cmd->add_option("--intra-gbps", o->intraGBps, "Model: intra-node bandwidth (GB/s)")->capture_default_str();
+  cmd->add_option("--inter-alpha-us", o->interAlphaUs, "Model: inter-node latency (us)")->capture_default_str();
+  cmd->add_option("--inter-gbps", o->interGBps, "Model: inter-node bandwidth (GB/s)")->capture_default_str();
+  cmd->callback([o, &context] { context.action = [o, &context] { return runScaling(*o, context); }; });
+}
+
+const CommandRegistration registration{"", "scaling", &addScaling};
+
+}  // namespace
+}  // namespace medseg::cli

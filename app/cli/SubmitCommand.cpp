@@ -1,0 +1,139 @@
+// `medseg submit`: starts a cluster run (MPI data parallelism or an experiment-parallel search) in a
+// new run folder, on this machine (mpirun), through Slurm (sbatch) or on a login host (ssh + mpirun
+// --hostfile). --dry-run prints exactly what would be executed and creates nothing.
+#include <iostream>
+
+#include "app/cli/CommandRegistry.h"
+#include "cluster/submit/Backend.h"
+#include "cluster/submit/LocalBackend.h"
+#include "cluster/submit/ShellQuote.h"
+#include "core/util/Interrupt.h"
+
+namespace medseg::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace medseg::cluster;
+
+struct SubmitOptions {
+  std::string backend = "local";
+  std::string mode = "data";
+  std::string name;
+  std::string runRoot = "runs";
+  RunSpec spec;
+  BackendOptions backendOptions;
+  std::string sbatchTemplate;
+  bool dryRun = false;
+  bool wait = false;
+};
+
+std::string absolute(const std::string& path) { return path.empty() ? path : fs::absolute(path).lexically_normal().string(); }
+
+std::string defaultRunName(const std::string& mode) {
+  std::string stamp = currentTimestamp();  // 2026-01-02T03:04:05Z
+  for (char& c : stamp)
+    if (c == ':') c = '-';
+  return mode + "-" + stamp;
+}
+
+int runSubmit(SubmitOptions& o, CliContext& context) {
+  RunSpec spec = o.spec;
+  spec.mode = parseRunMode(o.mode);
+  spec.name = o.name.empty() ? defaultRunName(o.mode) : o.name;
+  spec.configPath = absolute(spec.configPath);
+  spec.dataPath = absolute(spec.dataPath);
+  if (!o.sbatchTemplate.empty()) o.backendOptions.sbatchTemplate = absolute(o.sbatchTemplate);
+  if (!o.backendOptions.hostfile.empty() && o.backend != "ssh")
+    throw InputError("--hostfile is only used by --backend ssh");
+  spec.validate();
+  if (!fs::is_regular_file(spec.configPath)) throw InputError("--config " + spec.configPath + " is not a readable file");
+  const fs::path runDir = fs::absolute(o.runRoot).lexically_normal() / spec.name;
+  auto backend = makeBackend(o.backend, o.backendOptions);
+  auto& reporter = context.reporter();
+
+  if (o.dryRun) {
+    const LaunchPlan plan = backend->plan(spec, runDir);
+    if (reporter.json()) {
+      nlohmann::json event = {{"event", "result"}, {"kind", "submit"}, {"dry_run", true}, {"backend", o.backend},
+                              {"run_dir", runDir.string()}, {"argv", plan.argv}};
+      if (!plan.script.empty()) event["script"] = plan.script;
+      if (!plan.remoteCommand.empty()) event["remote_command"] = plan.remoteCommand;
+      reporter.emit(event);
+    } else {
+      std::cout << "# run folder: " << runDir.string() << "\n# argv (" << plan.argv.size() << " arguments, no shell):\n";
+      for (const auto& argument : plan.argv) std::cout << "#   " << shellQuote(argument) << "\n";
+      std::cout << shellJoin(plan.argv) << "\n";
+      if (!plan.remoteCommand.empty()) std::cout << "# remote shell receives:\n" << plan.remoteCommand << "\n";
+      if (!plan.script.empty()) std::cout << "# " << plan.scriptPath.string() << ":\n" << plan.script;
+    }
+    return kOk;
+  }
+
+  RunDirectory run = RunDirectory::create(o.runRoot, spec, o.backend);
+  backend->submit(run);
+  int code = kOk;
+  if (o.wait) {
+    if (auto* local = dynamic_cast<LocalBackend*>(backend.get())) {
+      local->wait(run);
+    } else {
+      reporter.log("--wait follows local runs only; use `medseg runs` to follow " + o.backend + " runs");
+    }
+    if (run.state() != RunState::Finished) code = kFailure;
+  }
+  const auto document = run.stateDocument();
+  if (reporter.json()) {
+    nlohmann::json event = {{"event", "result"}, {"kind", "submit"}, {"run", spec.name}, {"run_dir", run.path().string()},
+                            {"backend", o.backend}, {"state", document["state"]}};
+    for (const char* field : {"job_id", "pid", "remote_pid", "message"})
+      if (document.contains(field)) event[field] = document[field];
+    reporter.emit(event);
+  } else {
+    std::cout << "run      " << spec.name << "\nfolder   " << run.path().string() << "\nbackend  " << o.backend
+              << "\nstate    " << document["state"].get<std::string>() << "\n";
+    if (document.contains("job_id")) std::cout << "job id   " << document["job_id"].get<std::string>() << "\n";
+    if (document.contains("pid")) std::cout << "pid      " << document["pid"] << "\n";
+    if (document.contains("message")) std::cout << "message  " << document["message"].get<std::string>() << "\n";
+    std::cout << "follow   medseg runs --run-dir " << shellQuote(o.runRoot) << "\n";
+  }
+  return code;
+}
+
+void addSubmit(CLI::App& parent, CliContext& context) {
+  auto* cmd = parent.add_subcommand(
+      "submit", "Start a cluster run (data parallel training or an experiment-parallel search) in a new run folder");
+  auto o = std::make_shared<SubmitOptions>();
+  cmd->add_option("--backend", o->backend, "local (mpirun here), slurm (sbatch) or ssh (mpirun on a login host)")
+      ->check(CLI::IsMember({"local", "slurm", "ssh"}))
+      ->capture_default_str();
+  cmd->add_option("--mode", o->mode, "data (one training, data parallel) or experiment (a search, trials in parallel)")
+      ->check(CLI::IsMember({"data", "experiment"}))
+      ->capture_default_str();
+  cmd->add_option("--ranks,-n", o->spec.ranks, "MPI processes in total")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--nodes", o->spec.nodes, "Nodes (slurm, ssh)")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--tasks-per-node", o->spec.tasksPerNode, "Ranks per node (default: ranks / nodes, rounded up)");
+  cmd->add_option("--gpus-per-node", o->spec.gpusPerNode, "GPUs per node (slurm: --gpus-per-node)");
+  cmd->add_option("--time", o->spec.timeLimit, "Time limit, Slurm format ([D-]HH:MM:SS or minutes)")->capture_default_str();
+  cmd->add_option("--partition", o->spec.partition, "Slurm partition");
+  cmd->add_option("--account", o->spec.account, "Slurm account");
+  cmd->add_option("--group-size", o->spec.groupSize, "Experiment mode: ranks per trial (data parallel inside a trial)");
+  cmd->add_option("--host", o->backendOptions.host, "ssh: login host ([user@]host)");
+  cmd->add_option("--hostfile", o->backendOptions.hostfile, "ssh: Open MPI hostfile on the login host");
+  cmd->add_option("--worker", o->backendOptions.workerProgram, "medseg-worker program (default: beside medseg, else PATH)");
+  cmd->add_option("--mpirun", o->backendOptions.mpirunProgram, "mpirun program")->capture_default_str();
+  cmd->add_option("--sbatch-template", o->sbatchTemplate, "slurm: batch script template (default: built in)");
+  cmd->add_option("--slurm-bin", o->backendOptions.slurmBinDir, "slurm: folder of sbatch/squeue/sacct (default: PATH)");
+  cmd->add_option("--config", o->spec.configPath, "Training config (YAML/JSON; a search section in experiment mode)")
+      ->required();
+  cmd->add_option("--data", o->spec.dataPath, "Data-set folder");
+  cmd->add_option("--run-dir", o->runRoot, "Folder holding the run folders")->capture_default_str();
+  cmd->add_option("--name", o->name, "Run name = run folder name (default: <mode>-<UTC time>)");
+  cmd->add_flag("--dry-run", o->dryRun, "Print the exact argv (and batch script) without creating or starting anything");
+  cmd->add_flag("--wait", o->wait, "local: wait for the run to end; exit 0 only when it finished");
+  cmd->add_option("worker-args", o->spec.extraArgs, "Arguments after -- go to medseg-worker verbatim (e.g. -- --set epochs=2)");
+  cmd->callback([o, &context] { context.action = [o, &context] { return runSubmit(*o, context); }; });
+}
+
+const CommandRegistration registration{"", "submit", &addSubmit};
+
+}  // namespace
+}  // namespace medseg::cli

@@ -1,0 +1,287 @@
+#include "cluster/parallel/ExperimentSearch.h"
+
+#if MEDSEG_HAVE_MPI
+#include <chrono>
+#include <deque>
+#include <map>
+#include <thread>
+
+#include "cluster/parallel/DataParallelTrainer.h"
+#include "cluster/parallel/MpiEnvironment.h"
+#include "cluster/search/ResultsJournal.h"
+#include "cluster/search/SearchReport.h"
+#include "cluster/search/SearchSpace.h"
+#include "cluster/search/SuccessiveHalving.h"
+#include "core/util/Interrupt.h"
+
+namespace medseg::cluster {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+double since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+enum Tag : int { kReady = 11, kTrial = 12, kStop = 13, kRung = 14, kDecision = 15, kResult = 16 };
+
+struct Plan {
+  SearchSpace space;
+  std::vector<Trial> trials;
+};
+
+Plan makePlan(const ExperimentOptions& options) {
+  if (!options.configDocument.is_object() || !options.configDocument.contains("search"))
+    throw InputError("experiment mode needs a \"search\" section in the config (e.g. search: seed-study-32)");
+  Plan plan{SearchSpace::fromJson(options.configDocument["search"]), {}};
+  plan.trials = plan.space.trials();
+  return plan;
+}
+
+// One trial on the ranks of `comm` (its rank 0 reports). Exceptions become a failed record.
+TrialRecord runTrial(const ExperimentOptions& options, const Plan& plan, const json& message, MPI_Comm comm,
+                     const std::function<bool(int64_t, double)>& onRung, int worldRank, Reporter& reporter) {
+  const auto start = Clock::now();
+  TrialRecord record;
+  record.trial = message.at("trial").get<std::string>();
+  record.params = message.at("params");
+  record.key = record.params.dump();
+  record.attempt = message.value("attempt", 1);
+  record.worker = worldRank;
+  int groupSize = 1;
+  MPI_Comm_size(comm, &groupSize);
+  try {
+    Trial trial;
+    trial.id = record.trial;
+    trial.params = record.params;
+    json document = trialConfig(options.configDocument, trial, plan.space, groupSize);
+    if (!options.dataPath.empty()) document["data"] = options.dataPath;
+    const TrainConfig config = TrainConfig::fromJson(document);
+    DataParallelOptions dp;
+    dp.comm = comm;
+    dp.globalRankForLogs = worldRank;
+    if (options.keepTrialFolders) dp.runDir = options.runDir / "trials" / record.trial;
+    dp.onValidation = onRung;
+    Reporter quiet(OutputMode::JsonLines);  // trial progress would interleave between workers
+    (void)reporter;
+    const DataParallelResult result = trainDataParallel(config, dp, quiet);
+    record.status = result.stoppedEarly ? "stopped" : "finished";
+    record.dice = result.wholeTumourDice;
+    record.epochs = result.epochs;
+  } catch (const std::exception& error) {
+    record.status = "failed";
+    record.error = error.what();
+  }
+  record.seconds = since(start);
+  return record;
+}
+
+class Coordinator {
+ public:
+  Coordinator(const ExperimentOptions& options, Plan plan, Reporter& reporter)
+      : options_(options), plan_(std::move(plan)), journal_(options.runDir / "results.jsonl"),
+        asha_(plan_.space.asha()), reporter_(reporter) {
+    journal_.load();
+    for (const auto& warning : journal_.warnings()) reporter_.log("warning: " + warning);
+    for (const auto& rung : journal_.rungs()) asha_.remember(rung.rung, rung.dice);
+    const auto done = journal_.completedKeys();
+    for (const auto& trial : plan_.trials) {
+      if (done.count(trial.key()))
+        ++result_.skipped;
+      else
+        pending_.push_back({trial, 1});
+    }
+    result_.trials = static_cast<int>(plan_.trials.size());
+    if (result_.skipped)
+      reporter_.log("resuming: " + std::to_string(result_.skipped) + " of " + std::to_string(result_.trials) +
+                    " trials already done (" + journal_.file().string() + ")");
+  }
+
+  json trialMessage(const Trial& trial, int attempt) const {
+    return {{"trial", trial.id}, {"params", trial.params}, {"attempt", attempt}};
+  }
+
+  // Successive-halving decision for a rung report (also journaled, for resume).
+  bool decide(const std::string& trialId, const std::string& key, int64_t epoch, double dice) {
+    if (!plan_.space.asha().enabled() || !asha_.isRung(epoch)) return true;
+    journal_.appendRung({trialId, key, epoch, dice});
+    const bool keep = asha_.report(epoch, dice);
+    reporter_.emit({{"event", "log"}, {"message", trialId + " rung " + std::to_string(epoch) + ": Dice " +
+                                                      std::to_string(dice) + (keep ? " continues" : " stopped")}});
+    if (!keep && !reporter_.json()) reporter_.log(trialId + " stopped at epoch " + std::to_string(epoch) + " (Dice " + std::to_string(dice) + ")");
+    return keep;
+  }
+
+  void record(const TrialRecord& record) {
+    journal_.append(record);
+    if (record.status == "failed") {
+      reporter_.log(record.trial + " failed (attempt " + std::to_string(record.attempt) + "): " + record.error);
+      if (record.attempt < options_.maxAttempts) {
+        for (const auto& trial : plan_.trials)
+          if (trial.key() == record.key) pending_.push_front({trial, record.attempt + 1});
+        return;
+      }
+      ++result_.failed;
+    } else if (record.status == "stopped") {
+      ++result_.stopped;
+    } else {
+      ++result_.finished;
+    }
+    ++reported_;
+    reporter_.emit({{"event", "progress"}, {"task", "search"}, {"done", reported_ + result_.skipped}, {"total", result_.trials},
+                    {"trial", record.trial}, {"status", record.status}, {"dice", record.dice}});
+    if (!reporter_.json())
+      reporter_.log(record.trial + " " + record.status + (record.dice >= 0 ? " Dice " + std::to_string(record.dice) : "") + " (" +
+                    std::to_string(reported_ + result_.skipped) + "/" + std::to_string(result_.trials) + ")");
+  }
+
+  // Rank 0 alone (world of one): trials one after another.
+  void runSerially() {
+    while (!pending_.empty()) {
+      throwIfInterrupted("search");
+      const auto [trial, attempt] = pending_.front();
+      pending_.pop_front();
+      const std::string key = trial.key(), id = trial.id;
+      auto onRung = [this, id, key](int64_t epoch, double dice) { return decide(id, key, epoch, dice); };
+      record(runTrial(options_, plan_, trialMessage(trial, attempt), MPI_COMM_SELF, onRung, 0, reporter_));
+    }
+    result_.workers = 1;
+  }
+
+  void runDistributed(const std::vector<int>& leaders) {
+    std::map<int, bool> busy;
+    std::deque<int> idle;
+    size_t stopped = 0;
+    result_.workers = static_cast<int>(leaders.size());
+    while (stopped < leaders.size()) {
+      int flag = 0;
+      MPI_Status status;
+      checkMpi(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &status), "MPI_Iprobe");
+      if (!flag) {  // sleep instead of spinning: the coordinator shares cores with workers
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        continue;
+      }
+      const int source = status.MPI_SOURCE;
+      const std::string text = receiveString(source, status.MPI_TAG, MPI_COMM_WORLD);
+      if (status.MPI_TAG == kReady) {
+        idle.push_back(source);
+      } else if (status.MPI_TAG == kRung) {
+        const json rung = json::parse(text);
+        const bool keep = decide(rung["trial"], rung["key"], rung["epoch"], rung["dice"]);
+        sendString(keep ? "1" : "0", source, kDecision, MPI_COMM_WORLD);
+      } else if (status.MPI_TAG == kResult) {
+        busy[source] = false;  // its leader sends kReady next
+        record(TrialRecord::fromJson(json::parse(text)));
+      }
+      while (!idle.empty() && !pending_.empty()) {
+        const auto [trial, attempt] = pending_.front();
+        pending_.pop_front();
+        sendString(trialMessage(trial, attempt).dump(), idle.front(), kTrial, MPI_COMM_WORLD);
+        busy[idle.front()] = true;
+        idle.pop_front();
+      }
+      const bool anyBusy = std::any_of(busy.begin(), busy.end(), [](const auto& b) { return b.second; });
+      if (pending_.empty() && !anyBusy)
+        while (!idle.empty()) {
+          sendString("", idle.front(), kStop, MPI_COMM_WORLD);
+          idle.pop_front();
+          ++stopped;
+        }
+    }
+  }
+
+  ExperimentResult finish(double seconds) {
+    const auto report = SearchReport::build(journal_, [this](const TrialRecord& r) {
+      Trial trial;
+      trial.id = r.trial;
+      trial.params = r.params;
+      return trialConfig(options_.configDocument, trial, plan_.space, options_.groupSize);
+    });
+    report.write(options_.runDir);
+    result_.seconds = seconds;
+    result_.bestDice = report.bestDice;
+    result_.bestTrial = report.bestTrial;
+    if (!reporter_.json()) reporter_.log("\n" + report.toTable());
+    return result_;
+  }
+
+ private:
+  const ExperimentOptions& options_;
+  Plan plan_;
+  ResultsJournal journal_;
+  SuccessiveHalving asha_;
+  Reporter& reporter_;
+  std::deque<std::pair<Trial, int>> pending_;
+  ExperimentResult result_;
+  int reported_ = 0;
+};
+
+// A group of ranks running trials for the coordinator until told to stop.
+void runGroup(const ExperimentOptions& options, const Plan& plan, MPI_Comm group, int worldRank, Reporter& reporter) {
+  int groupRank = 0;
+  MPI_Comm_rank(group, &groupRank);
+  const bool leader = groupRank == 0;
+  while (true) {
+    std::string message;
+    int tag = kStop;
+    if (leader) {
+      sendString("", 0, kReady, MPI_COMM_WORLD);
+      MPI_Status status;
+      message = receiveString(0, MPI_ANY_TAG, MPI_COMM_WORLD, &status);
+      tag = status.MPI_TAG;
+    }
+    checkMpi(MPI_Bcast(&tag, 1, MPI_INT, 0, group), "MPI_Bcast (tag)");
+    if (tag == kStop) return;
+    message = broadcastString(message, 0, group);
+    const json trial = json::parse(message);
+    const std::string key = trial.at("params").dump(), id = trial.at("trial").get<std::string>();
+    auto onRung = [&, key, id](int64_t epoch, double dice) {
+      if (!leader) return true;  // only the leader's answer is used (broadcast by the trainer)
+      sendString(json({{"trial", id}, {"key", key}, {"epoch", epoch}, {"dice", dice}}).dump(), 0, kRung, MPI_COMM_WORLD);
+      return receiveString(0, kDecision, MPI_COMM_WORLD) == "1";
+    };
+    const TrialRecord record = runTrial(options, plan, trial, group, onRung, worldRank, reporter);
+    if (leader) sendString(record.toJson().dump(), 0, kResult, MPI_COMM_WORLD);
+  }
+}
+
+}  // namespace
+
+json ExperimentResult::toJson() const {
+  return {{"trials", trials},     {"finished", finished},   {"failed", failed},       {"stopped", stopped},
+          {"skipped", skipped},   {"seconds", seconds},     {"best_dice", bestDice},  {"best_trial", bestTrial},
+          {"workers", workers}};
+}
+
+ExperimentResult runExperimentSearch(const ExperimentOptions& options, Reporter& reporter) {
+  const auto start = Clock::now();
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const int g = std::max(1, options.groupSize);
+  if (size > 1 && (size - 1) % g != 0)
+    throw InputError("experiment mode: " + std::to_string(size - 1) + " worker ranks (all but the coordinator) do not split "
+                     "into groups of " + std::to_string(g) + "; use --ranks 1 + a multiple of the group size");
+  // Every rank parses the plan (the same config), so trial messages stay small.
+  const Plan plan = makePlan(options);
+  if (size == 1) {
+    Coordinator coordinator(options, plan, reporter);
+    coordinator.runSerially();
+    return coordinator.finish(std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  MPI_Comm group = MPI_COMM_NULL;
+  checkMpi(MPI_Comm_split(MPI_COMM_WORLD, rank == 0 ? MPI_UNDEFINED : (rank - 1) / g, rank, &group), "MPI_Comm_split");
+  ExperimentResult result;
+  if (rank == 0) {
+    std::vector<int> leaders;
+    for (int r = 1; r < size; r += g) leaders.push_back(r);
+    Coordinator coordinator(options, plan, reporter);
+    coordinator.runDistributed(leaders);
+    result = coordinator.finish(since(start));
+  } else {
+    runGroup(options, plan, group, rank, reporter);
+    MPI_Comm_free(&group);
+  }
+  return result;
+}
+
+}  // namespace medseg::cluster
+#endif

@@ -1,0 +1,50 @@
+#pragma once
+// Experiment parallelism: the trials of a search (SearchSpace) run concurrently. World rank 0 is the
+// coordinator: it hands the next pending trial (JSON over MPI point-to-point) to whichever worker
+// reports ready, answers successive-halving rung reports with continue/stop, and appends each
+// result to results.jsonl (ResultsJournal) as it arrives — so a killed search, started again on the
+// same run folder, skips every finished trial. The other ranks form groups of `groupSize` ranks
+// (MPI_Comm_split); a group trains one trial at a time, data parallel inside the group, with the
+// learning rate scaled by the group size when the search says so. A trial that throws (divergence,
+// bad config value) is reported failed with its error and retried once on another worker; the search
+// always completes with a report (search-report.json/.txt). With one rank in total, rank 0 runs the
+// trials itself.
+//
+// Open MPI ends the whole job when a process dies; a search whose worker was killed is finished by
+// submitting it again on the same run folder (finished trials are not redone).
+#if MEDSEG_HAVE_MPI
+#include <mpi.h>
+
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/util/Progress.h"
+
+namespace medseg::cluster {
+
+struct ExperimentOptions {
+  nlohmann::json configDocument;      // training config with its "search" section
+  std::string dataPath;               // overrides the config's data: when set
+  std::filesystem::path runDir;       // results.jsonl, search-report.*, trials/<id>/
+  int groupSize = 1;
+  int maxAttempts = 2;                // per trial, failures included
+  bool keepTrialFolders = true;       // trials/<id>/ with each trial's checkpoint and metrics
+};
+
+struct ExperimentResult {
+  int trials = 0, finished = 0, failed = 0, stopped = 0, skipped = 0;  // skipped: done by an earlier run
+  double seconds = 0.0;
+  double bestDice = -1.0;
+  std::string bestTrial;
+  int workers = 1;                    // trial groups that ran trials
+  nlohmann::json toJson() const;
+};
+
+// Collective over MPI_COMM_WORLD: every rank calls it. Rank 0 returns the search's outcome; the
+// other ranks return an empty result once the coordinator releases them.
+ExperimentResult runExperimentSearch(const ExperimentOptions& options, Reporter& reporter);
+
+}  // namespace medseg::cluster
+#endif

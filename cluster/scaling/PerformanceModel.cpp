@@ -1,0 +1,80 @@
+#include "cluster/scaling/PerformanceModel.h"
+
+#include <algorithm>
+#include <functional>
+#include <queue>
+
+#include "core/util/Interrupt.h"
+
+namespace medseg::cluster {
+
+double ringAllreduceSeconds(int ranks, double bytes, const LinkCost& link) {
+  if (ranks <= 1) return 0.0;
+  const double p = ranks;
+  return 2.0 * (p - 1.0) * link.alphaSeconds + 2.0 * (p - 1.0) / p * bytes / link.bytesPerSecond;
+}
+
+double hierarchicalAllreduceSeconds(int nodes, int gpusPerNode, double bytes, const LinkCost& intra, const LinkCost& inter) {
+  const int g = std::max(1, gpusPerNode);
+  return ringAllreduceSeconds(g, bytes, intra) + ringAllreduceSeconds(std::max(1, nodes), bytes / g, inter);
+}
+
+DataParallelPrediction predictDataParallel(const DataParallelModel& model, int nodes, int gpusPerNode) {
+  if (nodes < 1 || gpusPerNode < 1) throw InputError("performance model: nodes and GPUs per node must be at least 1");
+  if (model.computeSecondsPerStep <= 0) throw InputError("performance model: compute time per step must be positive");
+  if (model.overlap < 0 || model.overlap > 1) throw InputError("performance model: overlap must lie in [0, 1]");
+  auto step = [&](int n, int g, double* comm, double* exposed) {
+    *comm = hierarchicalAllreduceSeconds(n, g, model.modelBytes, model.intraNode, model.interNode);
+    const double hidden = std::min(model.overlap * *comm, model.backwardShare * model.computeSecondsPerStep);
+    *exposed = *comm - hidden;
+    return model.computeSecondsPerStep + *exposed;
+  };
+  DataParallelPrediction prediction;
+  prediction.nodes = nodes;
+  prediction.gpusPerNode = gpusPerNode;
+  prediction.ranks = nodes * gpusPerNode;
+  double comm1 = 0, exposed1 = 0;
+  const double single = step(1, 1, &comm1, &exposed1);
+  prediction.stepSeconds = step(nodes, gpusPerNode, &prediction.communicationSeconds, &prediction.exposedCommunicationSeconds);
+  prediction.efficiency = single / prediction.stepSeconds;
+  prediction.speedup = prediction.ranks * prediction.efficiency;
+  return prediction;
+}
+
+double listScheduleMakespan(const std::vector<double>& durations, int machines) {
+  if (machines < 1) throw InputError("list scheduling needs at least one worker");
+  std::priority_queue<double, std::vector<double>, std::greater<double>> freeAt;
+  for (int i = 0; i < machines; ++i) freeAt.push(0.0);
+  double makespan = 0.0;
+  for (double duration : durations) {
+    const double start = freeAt.top();
+    freeAt.pop();
+    const double end = start + duration;
+    makespan = std::max(makespan, end);
+    freeAt.push(end);
+  }
+  return makespan;
+}
+
+ExperimentParallelPrediction predictExperimentParallel(const ExperimentParallelModel& model, int workers) {
+  if (workers < 1) throw InputError("performance model: at least one worker");
+  const int g = std::max(1, model.groupSize);
+  if (workers % g != 0)
+    throw InputError("performance model: " + std::to_string(workers) + " workers do not split into groups of " + std::to_string(g));
+  const double groupSpeedup = g > 1 ? predictDataParallel(model.groupModel, 1, g).speedup : 1.0;
+  std::vector<double> serial, grouped;
+  for (double seconds : model.trialSeconds) {
+    serial.push_back(model.startupSeconds + model.dataLoadSeconds + seconds);
+    grouped.push_back(model.startupSeconds + model.dataLoadSeconds + seconds / groupSpeedup);
+  }
+  ExperimentParallelPrediction prediction;
+  prediction.workers = workers;
+  prediction.groups = workers / g;
+  prediction.serialSeconds = listScheduleMakespan(serial, 1);
+  prediction.makespanSeconds = listScheduleMakespan(grouped, prediction.groups);
+  prediction.speedup = prediction.makespanSeconds > 0 ? prediction.serialSeconds / prediction.makespanSeconds : 1.0;
+  prediction.efficiency = prediction.speedup / workers;
+  return prediction;
+}
+
+}  // namespace medseg::cluster

@@ -1,0 +1,218 @@
+#include "cluster/scaling/ScalingReport.h"
+
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <map>
+#include <sstream>
+
+#include "core/util/AtomicFile.h"
+
+namespace medseg::cluster {
+namespace {
+
+std::string number(double value, int precision = 6) {
+  std::ostringstream s;
+  s << std::setprecision(precision) << value;
+  return s.str();
+}
+
+std::string xmlEscape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+// A "nice" tick step (1, 2 or 5 x 10^k) giving about `count` ticks over [0, maximum].
+double tickStep(double maximum, int count) {
+  const double raw = maximum / std::max(1, count);
+  const double power = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0, 10.0})
+    if (m * power >= raw) return m * power;
+  return 10.0 * power;
+}
+
+struct Series {
+  std::string label, colour;
+  bool dashed;
+  std::vector<std::pair<double, double>> points;
+};
+
+// One line chart: x = workers, y from 0 to yMax, with axes, ticks, labels and a legend.
+void drawChart(std::ostringstream& svg, double left, double top, double width, double height, const std::string& title,
+               const std::string& yLabel, double xMax, double yMax, const std::vector<Series>& series) {
+  const double plotLeft = left + 60, plotTop = top + 30, plotWidth = width - 80, plotHeight = height - 80;
+  auto px = [&](double x) { return plotLeft + (xMax > 1 ? (x - 1) / (xMax - 1) : 0.5) * plotWidth; };
+  auto py = [&](double y) { return plotTop + plotHeight - y / yMax * plotHeight; };
+  svg << "<g class=\"chart\">\n";
+  svg << "<text x=\"" << number(left + width / 2) << "\" y=\"" << number(top + 18)
+      << "\" text-anchor=\"middle\" font-size=\"15\" font-weight=\"bold\">" << xmlEscape(title) << "</text>\n";
+  svg << "<line x1=\"" << number(plotLeft) << "\" y1=\"" << number(plotTop + plotHeight) << "\" x2=\""
+      << number(plotLeft + plotWidth) << "\" y2=\"" << number(plotTop + plotHeight) << "\" stroke=\"black\"/>\n";
+  svg << "<line x1=\"" << number(plotLeft) << "\" y1=\"" << number(plotTop) << "\" x2=\"" << number(plotLeft)
+      << "\" y2=\"" << number(plotTop + plotHeight) << "\" stroke=\"black\"/>\n";
+  const double yStep = tickStep(yMax, 5);
+  for (double y = 0; y <= yMax + 1e-9; y += yStep) {
+    svg << "<line x1=\"" << number(plotLeft - 4) << "\" y1=\"" << number(py(y)) << "\" x2=\"" << number(plotLeft + plotWidth)
+        << "\" y2=\"" << number(py(y)) << "\" stroke=\"#dddddd\"/>\n";
+    svg << "<text x=\"" << number(plotLeft - 8) << "\" y=\"" << number(py(y) + 4) << "\" text-anchor=\"end\" font-size=\"11\">"
+        << number(y, 3) << "</text>\n";
+  }
+  const double xStep = std::max(1.0, tickStep(std::max(1.0, xMax - 1), 6));
+  for (double x = 1; x <= xMax + 1e-9; x += xStep) {
+    svg << "<line x1=\"" << number(px(x)) << "\" y1=\"" << number(plotTop + plotHeight) << "\" x2=\"" << number(px(x))
+        << "\" y2=\"" << number(plotTop + plotHeight + 4) << "\" stroke=\"black\"/>\n";
+    svg << "<text x=\"" << number(px(x)) << "\" y=\"" << number(plotTop + plotHeight + 17)
+        << "\" text-anchor=\"middle\" font-size=\"11\">" << number(x, 4) << "</text>\n";
+  }
+  svg << "<text x=\"" << number(plotLeft + plotWidth / 2) << "\" y=\"" << number(plotTop + plotHeight + 36)
+      << "\" text-anchor=\"middle\" font-size=\"12\">workers</text>\n";
+  svg << "<text transform=\"translate(" << number(left + 16) << "," << number(plotTop + plotHeight / 2)
+      << ") rotate(-90)\" text-anchor=\"middle\" font-size=\"12\">" << xmlEscape(yLabel) << "</text>\n";
+  double legendY = plotTop + 8;
+  for (const auto& s : series) {
+    if (s.points.empty()) continue;
+    svg << "<polyline fill=\"none\" stroke=\"" << s.colour << "\" stroke-width=\"2\""
+        << (s.dashed ? " stroke-dasharray=\"6,4\"" : "") << " points=\"";
+    for (size_t i = 0; i < s.points.size(); ++i)
+      svg << (i ? " " : "") << number(px(s.points[i].first)) << "," << number(py(std::min(s.points[i].second, yMax)));
+    svg << "\"/>\n";
+    for (const auto& [x, y] : s.points)
+      svg << "<circle cx=\"" << number(px(x)) << "\" cy=\"" << number(py(std::min(y, yMax))) << "\" r=\"3\" fill=\"" << s.colour
+          << "\"/>\n";
+    svg << "<line x1=\"" << number(plotLeft + 10) << "\" y1=\"" << number(legendY) << "\" x2=\"" << number(plotLeft + 34)
+        << "\" y2=\"" << number(legendY) << "\" stroke=\"" << s.colour << "\" stroke-width=\"2\""
+        << (s.dashed ? " stroke-dasharray=\"6,4\"" : "") << "/>\n";
+    svg << "<text x=\"" << number(plotLeft + 40) << "\" y=\"" << number(legendY + 4) << "\" font-size=\"11\">"
+        << xmlEscape(s.label) << "</text>\n";
+    legendY += 16;
+  }
+  svg << "</g>\n";
+}
+
+}  // namespace
+
+void ScalingReport::computeMeasuredSpeedups() {
+  std::map<std::string, const ScalingRow*> base;
+  for (const auto& row : rows) {
+    auto& b = base[row.mode];
+    if (!b || row.workers < b->workers) b = &row;
+  }
+  std::map<std::string, ScalingRow> baseCopy;
+  for (const auto& [mode, row] : base) baseCopy[mode] = *row;
+  for (auto& row : rows) {
+    const ScalingRow& b = baseCopy[row.mode];
+    if (row.seconds <= 0 || b.seconds <= 0) continue;
+    const double ratio = b.seconds / row.seconds;
+    if (row.mode == "data") {
+      row.measuredSpeedup = ratio * row.workers / b.workers;
+      row.measuredEfficiency = ratio;
+    } else {
+      row.measuredSpeedup = ratio;
+      row.measuredEfficiency = ratio * b.workers / row.workers;
+    }
+  }
+}
+
+std::vector<std::string> ScalingReport::csvColumns() {
+  return {"mode", "workers", "seconds", "compute_seconds", "communication_seconds", "measured_speedup",
+          "measured_efficiency", "predicted_speedup", "predicted_efficiency"};
+}
+
+std::string ScalingReport::toCsv() const {
+  std::ostringstream csv;
+  const auto columns = csvColumns();
+  for (size_t i = 0; i < columns.size(); ++i) csv << (i ? "," : "") << columns[i];
+  csv << "\n";
+  for (const auto& r : rows)
+    csv << r.mode << "," << r.workers << "," << number(r.seconds) << "," << number(r.computeSeconds) << ","
+        << number(r.communicationSeconds) << "," << number(r.measuredSpeedup) << "," << number(r.measuredEfficiency) << ","
+        << number(r.predictedSpeedup) << "," << number(r.predictedEfficiency) << "\n";
+  return csv.str();
+}
+
+nlohmann::json ScalingReport::toJson() const {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& r : rows)
+    list.push_back({{"mode", r.mode},
+                    {"workers", r.workers},
+                    {"seconds", r.seconds},
+                    {"compute_seconds", r.computeSeconds},
+                    {"communication_seconds", r.communicationSeconds},
+                    {"measured_speedup", r.measuredSpeedup},
+                    {"measured_efficiency", r.measuredEfficiency},
+                    {"predicted_speedup", r.predictedSpeedup},
+                    {"predicted_efficiency", r.predictedEfficiency}});
+  return {{"rows", list}, {"model", model}};
+}
+
+std::string ScalingReport::toSvg() const {
+  const double chartWidth = 460, chartHeight = 340;
+  double xMax = 2, speedupMax = 1;
+  for (const auto& r : rows) {
+    xMax = std::max<double>(xMax, r.workers);
+    speedupMax = std::max({speedupMax, r.measuredSpeedup, r.predictedSpeedup, static_cast<double>(r.workers)});
+  }
+  speedupMax *= 1.1;
+  const char* colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd"};
+  std::vector<Series> speedups, efficiencies;
+  speedups.push_back({"ideal", "#888888", true, {{1, 1}, {xMax, xMax}}});
+  std::vector<std::string> modes;
+  for (const auto& r : rows)
+    if (std::find(modes.begin(), modes.end(), r.mode) == modes.end()) modes.push_back(r.mode);
+  for (size_t m = 0; m < modes.size(); ++m) {
+    Series measured{modes[m] + " measured", colours[(2 * m) % 4], false, {}};
+    Series predicted{modes[m] + " predicted", colours[(2 * m + 1) % 4], true, {}};
+    Series measuredEff = measured, predictedEff = predicted;
+    for (const auto& r : rows) {
+      if (r.mode != modes[m]) continue;
+      measured.points.emplace_back(r.workers, r.measuredSpeedup);
+      predicted.points.emplace_back(r.workers, r.predictedSpeedup);
+      measuredEff.points.emplace_back(r.workers, r.measuredEfficiency);
+      predictedEff.points.emplace_back(r.workers, r.predictedEfficiency);
+    }
+    speedups.push_back(measured);
+    speedups.push_back(predicted);
+    efficiencies.push_back(measuredEff);
+    efficiencies.push_back(predictedEff);
+  }
+  std::ostringstream svg;
+  svg << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << number(2 * chartWidth) << "\" height=\"" << number(chartHeight)
+      << "\" viewBox=\"0 0 " << number(2 * chartWidth) << " " << number(chartHeight) << "\" font-family=\"sans-serif\">\n"
+      << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  drawChart(svg, 0, 0, chartWidth, chartHeight, "Speed-up", "speed-up", xMax, speedupMax, speedups);
+  drawChart(svg, chartWidth, 0, chartWidth, chartHeight, "Parallel efficiency", "efficiency", xMax, 1.2, efficiencies);
+  svg << "</svg>\n";
+  return svg.str();
+}
+
+std::string ScalingReport::toTable() const {
+  std::ostringstream t;
+  t << std::left << std::setw(11) << "mode" << std::right << std::setw(8) << "workers" << std::setw(12) << "seconds"
+    << std::setw(11) << "compute" << std::setw(11) << "comm" << std::setw(10) << "speedup" << std::setw(10) << "eff"
+    << std::setw(11) << "pred.spd" << std::setw(10) << "pred.eff" << "\n";
+  for (const auto& r : rows)
+    t << std::left << std::setw(11) << r.mode << std::right << std::setw(8) << r.workers << std::setw(12) << number(r.seconds, 4)
+      << std::setw(11) << number(r.computeSeconds, 4) << std::setw(11) << number(r.communicationSeconds, 4) << std::setw(10)
+      << number(r.measuredSpeedup, 3) << std::setw(10) << number(r.measuredEfficiency, 3) << std::setw(11)
+      << number(r.predictedSpeedup, 3) << std::setw(10) << number(r.predictedEfficiency, 3) << "\n";
+  return t.str();
+}
+
+void ScalingReport::write(const std::filesystem::path& folder) const {
+  std::filesystem::create_directories(folder);
+  writeFileAtomically(folder / "scaling.csv", toCsv());
+  writeFileAtomically(folder / "scaling.json", toJson().dump(2) + "\n");
+  writeFileAtomically(folder / "scaling.svg", toSvg());
+}
+
+}  // namespace medseg::cluster

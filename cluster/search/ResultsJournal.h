@@ -1,0 +1,63 @@
+#pragma once
+// results.jsonl of a search: one JSON object per line, appended with a single write + fsync
+// (appendLineDurably) as each trial reports, so a killed search loses at most the line being
+// written. Reading tolerates a torn or garbled line (ignored, with a warning) and a resumed search
+// skips every trial whose key already has a final record.
+//   {"event":"trial","trial":"trial-003","key":"{...params}","params":{...},"status":"finished",
+//    "dice":0.81,"seconds":12.5,"worker":2,"attempt":1,"epochs":3}
+//   status: finished | stopped (by successive halving) | failed (with "error")
+//   {"event":"rung","trial":"trial-003","key":...,"rung":3,"dice":0.62}  (successive-halving history)
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace medseg::cluster {
+
+struct TrialRecord {
+  std::string trial, key, status, error;
+  nlohmann::json params = nlohmann::json::object();
+  double dice = -1.0;
+  double seconds = 0.0;
+  int worker = -1;
+  int attempt = 1;
+  int64_t epochs = 0;
+  nlohmann::json toJson() const;
+  static TrialRecord fromJson(const nlohmann::json& json);
+};
+
+struct RungRecord {
+  std::string trial, key;
+  int64_t rung = 0;
+  double dice = 0.0;
+};
+
+class ResultsJournal {
+ public:
+  explicit ResultsJournal(std::filesystem::path file);
+  // Reads what is there; torn/invalid lines become warnings. Also terminates a torn last line, so
+  // the next append starts on a line of its own.
+  void load();
+  void append(const TrialRecord& record);
+  void appendRung(const RungRecord& rung);
+
+  const std::vector<TrialRecord>& records() const { return records_; }
+  const std::vector<RungRecord>& rungs() const { return rungs_; }
+  const std::vector<std::string>& warnings() const { return warnings_; }
+  // Keys of trials that need no rerun: finished or stopped. Failed trials are retried on resume.
+  std::set<std::string> completedKeys() const;
+  // The latest record per trial key.
+  std::map<std::string, TrialRecord> latestByKey() const;
+  const std::filesystem::path& file() const { return file_; }
+
+ private:
+  std::filesystem::path file_;
+  std::vector<TrialRecord> records_;
+  std::vector<RungRecord> rungs_;
+  std::vector<std::string> warnings_;
+};
+
+}  // namespace medseg::cluster
