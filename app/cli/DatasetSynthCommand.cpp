@@ -8,6 +8,7 @@
 
 #include "app/cli/CommandRegistry.h"
 #include "core/dataset/SynthGenerator.h"
+#include "core/util/Interrupt.h"
 
 namespace medseg::cli {
 namespace {
@@ -23,8 +24,9 @@ struct SynthCommandOptions {
   int threads = 0;
 };
 
-// "96" -> 96^3; "128,128,96" (or "128x128x96") -> that grid. Each side 16..512.
-Size3 parseSize(const std::string& text) {
+// "96" -> 96^3; "128,128,96" (or "128x128x96") -> that grid. Each side 16..512. Returns what is
+// wrong with `text` (empty when it is a valid size, then stored in `size`).
+std::string sizeProblem(const std::string& text, Size3& size) {
   std::string normalised = text;
   for (char& c : normalised)
     if (c == 'x' || c == 'X') c = ',';
@@ -40,16 +42,22 @@ Size3 parseSize(const std::string& text) {
       used = 0;
     }
     if (used == 0 || used != part.size())
-      throw CLI::ValidationError("--size", "'" + text + "' is not a size; give N (a cube) or X,Y,Z, e.g. 96 or 128,128,96");
+      return "'" + text + "' is not a size; give N (a cube) or X,Y,Z, e.g. 96 or 128,128,96";
     sides.push_back(value);
   }
   if (sides.size() == 1) sides.assign(3, sides.front());
-  if (sides.size() != 3)
-    throw CLI::ValidationError("--size", "'" + text + "' needs one or three numbers, e.g. 96 or 128,128,96");
+  if (sides.size() != 3) return "'" + text + "' needs one or three numbers, e.g. 96 or 128,128,96";
   for (int64_t side : sides)
-    if (side < 16 || side > 512)
-      throw CLI::ValidationError("--size", "each side must be 16..512 voxels, got '" + text + "'");
-  return {sides[0], sides[1], sides[2]};
+    if (side < 16 || side > 512) return "each side must be 16..512 voxels, got '" + text + "'";
+  size = {sides[0], sides[1], sides[2]};
+  return {};
+}
+
+Size3 parseSize(const std::string& text) {
+  Size3 size{0, 0, 0};
+  const std::string problem = sizeProblem(text, size);
+  if (!problem.empty()) throw InputError("--size: " + problem);  // checked at parse time already
+  return size;
 }
 
 std::string millilitres(double voxels, double voxelMl) {
@@ -136,12 +144,8 @@ void addSynth(CLI::App& parent, CliContext& context) {
   cmd->add_option("--size", opts->size, "Grid in voxels: N (cube) or X,Y,Z, each 16..512 (BraTS: 240,240,155)")
       ->capture_default_str()
       ->check([](const std::string& value) {
-        try {
-          parseSize(value);
-        } catch (const CLI::ValidationError& e) {
-          return std::string(e.what());
-        }
-        return std::string();
+        Size3 ignored{};
+        return sizeProblem(value, ignored);
       });
   cmd->add_option("--template-dir", opts->templateDir,
                   "Folder with the Colin27 ch2.nii.gz and ch2bet.nii.gz (mricron-data); a phantom is used when missing")

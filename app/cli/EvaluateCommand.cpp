@@ -100,7 +100,6 @@ int runEvaluate(const EvaluateOptions& options, CliContext& context) {
     }
     progress.advance(1, {{"case", pair.id}});
   }
-  progress.finish();
 
   if (!options.csv.empty()) writeFileAtomically(options.csv, metricsCsv(evaluated));
   const MetricsSummary summary = summarizeMetrics(evaluated);

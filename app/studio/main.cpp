@@ -8,6 +8,7 @@
 
 #include "app/studio/MainWindow.h"
 #include "app/studio/Screenshot.h"
+#include "app/studio/SurfaceView.h"
 #include "app/studio/ViewerDocument.h"
 
 namespace {

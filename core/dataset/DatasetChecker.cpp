@@ -302,14 +302,23 @@ class CaseChecker {
     }
     std::array<int64_t, 256> histogram{};
     for (uint8_t v : labels.data) ++histogram[v];
+    constexpr int kListed = 8;  // a long tail of values says "intensity image", not each value
     std::string undeclared;
+    int undeclaredValues = 0;
+    int64_t unlistedVoxels = 0;
     for (int v = 0; v < 256; ++v) {
       if (!histogram[v]) continue;
       result_.check.labelCounts[v] = histogram[v];
-      if (!dataset_.labels.count(v))
+      if (dataset_.labels.count(v)) continue;
+      if (++undeclaredValues <= kListed)
         undeclared += (undeclared.empty() ? "" : ", ") + std::to_string(v) + " (" + plural(histogram[v], "voxel") + ")";
+      else
+        unlistedVoxels += histogram[v];
     }
-    if (!undeclared.empty())
+    if (undeclaredValues > kListed)
+      undeclared += " and " + std::to_string(undeclaredValues - kListed) + " more values (" +
+                    plural(unlistedVoxels, "voxel") + "); is this an intensity image rather than a label map?";
+    if (undeclaredValues > 0)
       add(Severity::Error, "label-values", "label values not declared in dataset.json: " + undeclared);
     if (histogram[0] == static_cast<int64_t>(labels.data.size()))
       add(Severity::Warning, "empty-label", "the label map is all background (no foreground voxel)");

@@ -214,8 +214,8 @@ void writeCases(const SynthOptions& options, const SynthAnatomy& anatomy, const 
   worker();
   for (auto& thread : pool) thread.join();
   if (failure) std::rethrow_exception(failure);
+  // Every case advanced the bar, the last one drew it complete: no finish() line repeating it.
   throwIfInterrupted("synthetic data-set generation (the cases written so far are complete; dataset.json was not written)");
-  progress.finish();
 }
 
 Dataset datasetFor(const SynthOptions& options, const SynthAnatomy& anatomy, const Grid& grid, const fs::path& root) {

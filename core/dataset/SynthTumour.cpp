@@ -88,7 +88,7 @@ TumourShape drawTumourShape(Random& random, double brainDiameter, double maxSpac
   shape.minimumGap = gap;
   shape.wholeRadius = 0.5 * brainDiameter * random.uniform(0.15, 0.33);
   shape.enhancingRadius = shape.wholeRadius * random.uniform(0.55, 0.8);
-  shape.coreRadius = shape.enhancingRadius * random.uniform(0.5, 0.75);
+  shape.coreRadius = shape.enhancingRadius * random.uniform(0.6, 0.8);
   // Resolvable on this grid: core, rim and edema each a couple of voxels thick at least.
   shape.coreRadius = std::max(shape.coreRadius, std::max(4.0, 1.8 * maxSpacing));
   shape.enhancingRadius = std::max(shape.enhancingRadius, shape.coreRadius + gap);

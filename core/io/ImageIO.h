@@ -49,8 +49,10 @@ LabelVolume readLabels(const std::filesystem::path& path, const ReadOptions& opt
 void writeImage(const ImageVolume& image, const std::filesystem::path& path);
 void writeLabels(const LabelVolume& labels, const std::filesystem::path& path);
 
-// Writes a single-channel volume as a DICOM series (one file per slice) into `directory`,
-// intensities rounded to int16. Used for exports and to test the DICOM reader.
+// Writes a single-channel volume as a DICOM series (one file per slice) into `directory` (which must
+// be new or empty), intensities rounded and clamped to int16, with per-slice position, orientation,
+// spacing and fresh study/series UIDs. Used for exports and to test the DICOM reader. A left-handed
+// grid reads back with the slice order reversed (same physical image): DICOM stacks along row x col.
 void writeDicomSeries(const ImageVolume& image, const std::filesystem::path& directory);
 
 bool isSupportedImagePath(const std::filesystem::path& path);

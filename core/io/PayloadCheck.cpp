@@ -114,9 +114,11 @@ void verifyNifti(const fs::path& path) {
   } else {
     while ((got = gzread(file.get(), buffer.data(), static_cast<unsigned>(buffer.size()))) > 0)
       total += static_cast<uint64_t>(got);
-    const char* message = gzerror(file.get(), &code);
+    std::string message = gzerror(file.get(), &code);
+    const std::string prefix = path.string() + ": ";  // zlib names the file itself
+    if (message.compare(0, prefix.size(), prefix) == 0) message.erase(0, prefix.size());
     if (got < 0 || (code != Z_OK && code != Z_STREAM_END))
-      damaged(path, std::string("corrupt or truncated gzip stream (") + (message ? message : "unknown error") +
+      damaged(path, "corrupt or truncated gzip stream (" + (message.empty() ? std::string("unknown error") : message) +
                         ") after " + std::to_string(total) + " of " + std::to_string(layout.totalBytes) + " bytes");
   }
   if (total < layout.totalBytes)

@@ -12,11 +12,11 @@ std::unique_ptr<torch::optim::Optimizer> makeOptimizer(const OptimizerConfig& c,
   if (c.name == "adam")
     return std::make_unique<optim::Adam>(
         std::move(parameters),
-        optim::AdamOptions(c.lr).betas({c.betas[0], c.betas[1]}).eps(c.eps).weight_decay(c.weightDecay));
+        optim::AdamOptions(c.lr).betas({c.betas[0], c.betas[1]}).eps(c.eps).weight_decay(c.weightDecay).amsgrad(c.amsgrad));
   if (c.name == "adamw")
     return std::make_unique<optim::AdamW>(
         std::move(parameters),
-        optim::AdamWOptions(c.lr).betas({c.betas[0], c.betas[1]}).eps(c.eps).weight_decay(c.weightDecay));
+        optim::AdamWOptions(c.lr).betas({c.betas[0], c.betas[1]}).eps(c.eps).weight_decay(c.weightDecay).amsgrad(c.amsgrad));
   throw InputError("optimizer.name must be sgd, adam or adamw, got \"" + c.name + "\"");
 }
 

@@ -335,6 +335,7 @@ TrainConfig TrainConfig::fromJson(const nlohmann::json& document) {
     const auto betas = r.numbers("betas", {o.betas[0], o.betas[1]}, 2);
     o.betas = {betas[0], betas[1]};
     o.eps = r.number("eps", o.eps);
+    o.amsgrad = r.boolean("amsgrad", o.amsgrad);
     o.gradClip = r.number("grad_clip", o.gradClip);
     r.rejectUnknownKeys();
     require(o.lr > 0 && o.lr < 10, "optimizer.lr must be in (0, 10)");
@@ -462,6 +463,7 @@ nlohmann::json TrainConfig::toJson() const {
         {"nesterov", optimizer.nesterov},
         {"betas", optimizer.betas},
         {"eps", optimizer.eps},
+        {"amsgrad", optimizer.amsgrad},
         {"grad_clip", optimizer.gradClip}}},
       {"schedule",
        {{"name", schedule.name}, {"exponent", schedule.exponent}, {"warmup_steps", schedule.warmupSteps}, {"min_lr", schedule.minLr}}},

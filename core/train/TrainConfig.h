@@ -28,7 +28,8 @@
 //             gamma_probability: 0.3, gamma_range: [0.7, 1.5]}
 //   loss: {dice_weight: 1, ce_weight: 1, smooth: 1e-5, batch_dice: true}
 //   optimizer: {name: sgd (sgd | adam | adamw), lr: 0.01, weight_decay: 3e-5, momentum: 0.99,
-//             nesterov: true, betas: [0.9, 0.999], eps: 1e-8, grad_clip: 12 (0 = off)}
+//             nesterov: true, betas: [0.9, 0.999], eps: 1e-8, amsgrad: false,
+//             grad_clip: 12 (0 = off)}
 //   schedule: {name: poly (poly | cosine | constant), exponent: 0.9, warmup_steps: 0, min_lr: 0}
 //   validation: {cases: 0 (0 = use fraction), fraction: 0.2, shuffle: true (false: the last cases
 //             in dataset.json order), every_epochs: 1, roi: [] (= patch_size), overlap: 0.5,
@@ -78,6 +79,7 @@ struct OptimizerConfig {
   bool nesterov = true;
   std::array<double, 2> betas{0.9, 0.999};
   double eps = 1e-8;
+  bool amsgrad = false;  // Adam/AdamW: AMSGrad variant (one axis of the seed study's grid)
   double gradClip = 12.0;
 };
 

@@ -1,6 +1,7 @@
 // `medseg dataset synth` through the built program, as a user or the studio runs it.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>

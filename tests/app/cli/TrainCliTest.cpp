@@ -3,6 +3,8 @@
 
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "core/dataset/Dataset.h"
 #include "core/io/ImageIO.h"
 #include "core/util/AtomicFile.h"

@@ -1,0 +1,159 @@
+// End-to-end MPI runs of medseg-worker (and `medseg submit/runs` around it) on a tiny data set:
+// data parallelism must reproduce single-process large-batch training; an experiment-parallel search
+// must finish, record failed trials and resume without redoing finished ones.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include "cluster/search/ResultsJournal.h"
+#include "cluster/submit/Process.h"
+#include "core/nn/ModelCheckpoint.h"
+#include "core/train/TinyData.h"
+#include "core/util/AtomicFile.h"
+#include "support/TestSupport.h"
+
+namespace medseg::cluster {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+fs::path workerProgram() { return fs::path(MEDSEG_BINARY).parent_path() / "medseg-worker"; }
+
+std::vector<std::string> mpirun(int ranks) {
+  std::vector<std::string> argv{"mpirun", "-np", std::to_string(ranks), "--oversubscribe"};
+  if (::geteuid() == 0) argv.push_back("--allow-run-as-root");
+  argv.push_back(workerProgram().string());
+  return argv;
+}
+
+ProcessResult runWorker(int ranks, const std::vector<std::string>& arguments) {
+  std::vector<std::string> argv = mpirun(ranks);
+  argv.insert(argv.end(), arguments.begin(), arguments.end());
+  // runCapture uses the environment of this process: let Open MPI run as root in containers.
+  if (::geteuid() == 0) {
+    setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+    setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+  }
+  return runCapture(argv, 240.0, true);
+}
+
+json tinyConfig() {
+  // Per-sample losses and instance norm: a batch of 2b on one rank equals 2 ranks x b exactly.
+  return {{"seed", 5},
+          {"threads", 1},
+          {"device", "cpu"},
+          {"targets", "regions"},
+          {"patch_size", {16, 16, 16}},
+          {"batch_size", 2},
+          {"epochs", 1},
+          {"steps_per_epoch", 3},
+          {"network", {{"depth", 2}, {"base_filters", 4}, {"deep_supervision", false}, {"norm", "instance"}}},
+          {"optimizer", {{"name", "adam"}, {"lr", 0.003}}},
+          {"loss", {{"batch_dice", false}}},
+          {"validation", {{"cases", 1}}},
+          {"loader", {{"workers", 0}}}};
+}
+
+struct TinyRun {
+  test::ScratchDir scratch{"cluster-parallel"};
+  fs::path data = scratch / "data";
+  fs::path config = scratch / "train.json";
+  TinyRun() {
+    test::writeTinyDataset(data, 3, 20);
+    writeFileAtomically(config, tinyConfig().dump(2));
+  }
+};
+
+std::vector<torch::Tensor> weights(const fs::path& checkpoint) {
+  UNet3d model = loadModelForInference(checkpoint);
+  std::vector<torch::Tensor> out;
+  for (const auto& p : model->parameters()) out.push_back(p.detach().clone());
+  return out;
+}
+
+TEST(DataParallel, TwoRanksEqualOneRankWithTheDoubleBatch) {
+  TinyRun run;
+  const auto two = runWorker(2, {"--run-dir", (run.scratch / "two").string(), "--mode", "data", "--config", run.config.string(),
+                                 "--data", run.data.string(), "--set", "batch_size=1", "--bucket-mb", "0.01"});
+  ASSERT_EQ(two.exitCode, 0) << two.output;
+  const auto one = runWorker(1, {"--run-dir", (run.scratch / "one").string(), "--mode", "data", "--config", run.config.string(),
+                                 "--data", run.data.string(), "--set", "batch_size=2"});
+  ASSERT_EQ(one.exitCode, 0) << one.output;
+  const auto a = weights(run.scratch / "two" / "checkpoint.pt");
+  const auto b = weights(run.scratch / "one" / "checkpoint.pt");
+  ASSERT_EQ(a.size(), b.size());
+  double maxDifference = 0.0;
+  for (size_t i = 0; i < a.size(); ++i) maxDifference = std::max(maxDifference, (a[i] - b[i]).abs().max().item<double>());
+  EXPECT_LT(maxDifference, 2e-5);
+  // The runs did train (Adam moves weights by about lr per step), so the comparison means something.
+  const auto metricsTwo = json::parse(readTextFile(run.scratch / "two" / "metrics.json"));
+  const auto metricsOne = json::parse(readTextFile(run.scratch / "one" / "metrics.json"));
+  EXPECT_EQ(metricsTwo["steps"], 3);
+  EXPECT_EQ(metricsTwo["ranks"], 2);
+  EXPECT_NEAR(metricsTwo["final_loss"].get<double>(), metricsOne["final_loss"].get<double>(), 1e-4);
+  EXPECT_GT(metricsTwo["communication_seconds"].get<double>(), 0.0);
+  EXPECT_TRUE(fs::exists(run.scratch / "two" / "timings" / "rank-0.json"));
+  EXPECT_TRUE(fs::exists(run.scratch / "two" / "timings" / "rank-1.json"));
+}
+
+TEST(ExperimentParallel, SearchCompletesRecordsFailuresAndResumes) {
+  TinyRun run;
+  json config = tinyConfig();
+  config["steps_per_epoch"] = 2;
+  // "bogus" is no normalisation: that trial fails (twice: it is retried once), the others finish.
+  config["search"] = {{"strategy", "grid"}, {"space", {{"learning_rate", {0.003, 0.001}}, {"norm", {"instance", "bogus"}}}}};
+  writeFileAtomically(run.config, config.dump(2));
+  const auto runDir = run.scratch / "search";
+  const std::vector<std::string> args{"--run-dir", runDir.string(), "--mode", "experiment", "--config", run.config.string(),
+                                      "--data", run.data.string()};
+  const auto first = runWorker(3, args);
+  ASSERT_EQ(first.exitCode, 0) << first.output;
+  ResultsJournal journal(runDir / "results.jsonl");
+  journal.load();
+  EXPECT_EQ(journal.completedKeys().size(), 2u);
+  size_t failures = 0;
+  for (const auto& r : journal.records())
+    if (r.status == "failed") {
+      ++failures;
+      EXPECT_NE(r.error.find("norm"), std::string::npos) << r.error;
+    }
+  EXPECT_EQ(failures, 4u);  // 2 trials x 2 attempts
+  const auto report = json::parse(readTextFile(runDir / "search-report.json"));
+  EXPECT_EQ(report["trials"].size(), 4u);
+  EXPECT_GE(report["best_dice"].get<double>(), 0.0);
+  EXPECT_EQ(report["best_params"]["norm"], "instance");
+  // Resume: the finished trials are skipped, only the failed ones run again.
+  const auto second = runWorker(2, args);
+  ASSERT_EQ(second.exitCode, 0) << second.output;
+  const auto metrics = json::parse(readTextFile(runDir / "metrics.json"));
+  EXPECT_EQ(metrics["skipped"], 2);
+  EXPECT_EQ(metrics["finished"], 0);
+  EXPECT_EQ(metrics["failed"], 2);
+}
+
+TEST(SubmitCli, LocalSubmitWaitRunsAndShow) {
+  TinyRun run;
+  const auto root = run.scratch / "runs";
+  const auto dry = test::runMedseg({"submit", "--backend", "local", "--ranks", "2", "--config", run.config.string(), "--data",
+                                    run.data.string(), "--run-dir", root.string(), "--name", "dp", "--dry-run"});
+  ASSERT_EQ(dry.exitCode, 0) << dry.output;
+  EXPECT_NE(dry.output.find("'--oversubscribe'"), std::string::npos) << dry.output;
+  EXPECT_FALSE(fs::exists(root / "dp"));  // a dry run creates nothing
+  const auto submitted = test::runMedseg({"submit", "--backend", "local", "--ranks", "2", "--config", run.config.string(),
+                                          "--data", run.data.string(), "--run-dir", root.string(), "--name", "dp", "--wait"});
+  ASSERT_EQ(submitted.exitCode, 0) << submitted.output << readTextFile(root / "dp" / "logs" / "launcher.err");
+  const auto listed = test::runMedseg({"--json", "runs", "--run-dir", root.string()});
+  ASSERT_EQ(listed.exitCode, 0) << listed.output;
+  const auto result = json::parse(listed.output.substr(listed.output.rfind("{\"event\"")));
+  ASSERT_EQ(result["runs"].size(), 1u);
+  EXPECT_EQ(result["runs"][0]["state"], "finished");
+  const auto shown = test::runMedseg({"--json", "runs", "--run-dir", root.string(), "show", "dp"});
+  ASSERT_EQ(shown.exitCode, 0) << shown.output;
+  const auto detail = json::parse(shown.output.substr(shown.output.rfind("{\"event\"")));
+  EXPECT_EQ(detail["metrics"]["ranks"], 2);
+  EXPECT_EQ(detail["status"]["state"], "finished");
+}
+
+}  // namespace
+}  // namespace medseg::cluster
