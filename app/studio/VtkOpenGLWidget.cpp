@@ -1,16 +1,22 @@
 #include "app/studio/VtkOpenGLWidget.h"
 
+#include <QImage>
 #include <QMouseEvent>
+#include <QPainter>
 #include <QOpenGLContext>
 #include <QOpenGLExtraFunctions>
 #include <QWheelEvent>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 
 #include <vtkCamera.h>
 #include <vtkCommand.h>
 #include <vtkGenericOpenGLRenderWindow.h>
 #include <vtkOpenGLFramebufferObject.h>
+#include <vtkOpenGLState.h>
 #include <vtkRenderer.h>
+#include <vtkUnsignedCharArray.h>
 
 namespace medseg::studio {
 
@@ -61,6 +67,14 @@ void VtkOpenGLWidget::initializeGL() {
   renderWindow_->SetForceMaximumHardwareLineWidth(1);
   renderWindow_->SetReadyForRendering(true);
   renderWindow_->SetOwnContext(0);
+  // An external context: VTK cannot tell on its own that the window is on screen and GL-capable.
+  renderWindow_->SetMapped(1);
+  renderWindow_->SetIsDirect(1);
+  renderWindow_->SetSupportsOpenGL(1);
+  renderWindow_->SetMultiSamples(0);  // Qt's framebuffer is single-sampled; blit like to like
+  // VTK renders into its own framebuffers; paintGL copies the finished frame into the widget.
+  // (A direct framebuffer blit into Qt's framebuffer fails with GL_INVALID_FRAMEBUFFER_OPERATION
+  // on Mesa llvmpipe, so the frame goes through a pixel read and QPainter instead.)
   renderWindow_->SetFrameBlitModeToNoBlit();
   renderWindow_->OpenGLInitContext();
   initialized_ = true;
@@ -72,17 +86,25 @@ void VtkOpenGLWidget::resizeGL(int width, int height) {
 }
 
 void VtkOpenGLWidget::paintGL() {
+  // Qt changes OpenGL state (bound framebuffers above all) between frames behind VTK's back, so
+  // VTK's state cache is reset before it renders and restored afterwards.
+  vtkOpenGLState* state = renderWindow_->GetState();
+  state->Reset();
+  state->Push();
   inPaint_ = true;
   renderWindow_->Render();
   inPaint_ = false;
+  const int* size = renderWindow_->GetSize();
+  vtkNew<vtkUnsignedCharArray> pixels;
+  const int read = renderWindow_->GetRGBACharPixelData(0, 0, size[0] - 1, size[1] - 1, /*front=*/1, pixels);
+  state->Pop();
   QOpenGLExtraFunctions* f = context()->extraFunctions();
-  f->glBindFramebuffer(GL_DRAW_FRAMEBUFFER, defaultFramebufferObject());
-  const GLenum buffers[1] = {GL_COLOR_ATTACHMENT0};
-  f->glDrawBuffers(1, buffers);
-  const int* size = renderWindow_->GetRenderFramebuffer()->GetLastSize();
-  const double ratio = devicePixelRatioF();
-  renderWindow_->BlitDisplayFramebuffer(0, 0, 0, size[0], size[1], 0, 0, static_cast<int>(width() * ratio),
-                                        static_cast<int>(height() * ratio), GL_COLOR_BUFFER_BIT, GL_LINEAR);
+  f->glBindFramebuffer(GL_FRAMEBUFFER, defaultFramebufferObject());
+  if (read == VTK_ERROR || pixels->GetNumberOfTuples() != static_cast<vtkIdType>(size[0]) * size[1]) return;
+  // VTK's rows start at the bottom; QImage's at the top.
+  const QImage frame = QImage(pixels->GetPointer(0), size[0], size[1], size[0] * 4, QImage::Format_RGBA8888).mirrored();
+  QPainter painter(this);
+  painter.drawImage(rect(), frame);
 }
 
 void VtkOpenGLWidget::resetCamera() {
