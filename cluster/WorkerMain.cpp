@@ -1,8 +1,14 @@
 // medseg-worker: the headless program `mpirun` starts on every rank of a cluster run.
 //   medseg-worker --run-dir DIR --mode data|experiment --config FILE [--data DIR] [--group-size G]
 //                 [--set key=value ...] [--bucket-mb 25] [--no-overlap] [--json]
-// data: one training, data parallel over all ranks (DataParallelTrainer); experiment: a search,
-// rank 0 coordinating, the others training trials in groups (ExperimentSearch). When DIR is a run
+// data: one training, data parallel over all ranks (DataParallelTrainer), continuing the run folder's
+// checkpoint.pt when there is one (a resubmitted or requeued run); experiment: a search,
+// rank 0 coordinating, the others training trials in groups (ExperimentSearch); model: the U-Net
+// split into pipeline stages, one per rank (cluster/pipeline/ModelParallelRun.h):
+//   --mode model --task train|verify|bench|infer [--split encoder2,...] [--memory-per-device MB[,MB..]]
+//                [--micro-batches M] [--schedule gpipe|1f1b] [--checkpoint] [--device cpu|cuda] [--local-stages K]
+//                [--model FILE --cases N --infer-size X,Y,Z --roi R --overlap F --skip-sliding]
+// When DIR is a run
 // folder made by `medseg submit` (run.json), rank 0 marks it running, then finished or failed.
 #include <iostream>
 #include <thread>
@@ -12,6 +18,7 @@
 #include "cluster/parallel/DataParallelTrainer.h"
 #include "cluster/parallel/ExperimentSearch.h"
 #include "cluster/parallel/MpiEnvironment.h"
+#include "cluster/pipeline/ModelParallelRun.h"
 #include "cluster/submit/RunDirectory.h"
 #include "core/train/TrainConfig.h"
 #include "core/util/AtomicFile.h"
@@ -29,6 +36,8 @@ struct WorkerOptions {
   double bucketMb = 25.0;
   bool noOverlap = false;
   bool json = false;
+  bool fresh = false;
+  ModelParallelOptions model;  // --mode model
 };
 
 // Records the run's state when DIR is a submitted run folder; a plain output folder has none.
@@ -66,6 +75,9 @@ int run(const WorkerOptions& o, const MpiEnvironment& mpi) {
     options.bucketBytes = static_cast<size_t>(o.bucketMb * 1024 * 1024);
     options.overlap = !o.noOverlap;
     options.globalRankForLogs = mpi.rank();
+    // A run folder holding checkpoint.pt is a run that was cut off (a rank died, the job hit its time
+    // limit, Slurm requeued it): continue it. One killed before its first checkpoint starts over.
+    options.resume = !o.fresh && std::filesystem::exists(runDir / "checkpoint.pt");
     summary = trainDataParallel(config, options, reporter).toJson();
   } else if (o.mode == "experiment") {
     ExperimentOptions options;
@@ -77,8 +89,20 @@ int run(const WorkerOptions& o, const MpiEnvironment& mpi) {
     options.groupSize = o.groupSize;
     summary = runExperimentSearch(options, reporter).toJson();
     if (mpi.rank() == 0) writeFileAtomically(runDir / "metrics.json", summary.dump(2) + "\n");
+  } else if (o.mode == "model") {
+    nlohmann::json document = readConfigDocument(o.config);
+    document.erase("search");
+    for (const auto& assignment : overrides) applyOverride(document, assignment);
+    TrainConfig config = TrainConfig::fromJson(document);
+    if (config.threads <= 0) config.threads = defaultThreads(mpi);
+    ModelParallelOptions options = o.model;
+    options.runDir = runDir;
+    options.localRank = mpi.localRank();
+    if (options.data.empty()) options.data = config.data;
+    summary = runModelParallel(config, options, reporter);
+    summary["task"] = options.task;
   } else {
-    throw InputError("--mode: expected data or experiment, found \"" + o.mode + "\"");
+    throw InputError("--mode: expected data, experiment or model, found \"" + o.mode + "\"");
   }
   if (mpi.rank() == 0) {
     summary["event"] = "result";
@@ -99,7 +123,7 @@ int main(int argc, char** argv) {
   CLI::App app{"medseg-worker: one rank of a MedSeg cluster run (started by mpirun)", "medseg-worker"};
   WorkerOptions o;
   app.add_option("--run-dir", o.runDir, "Run folder (outputs; run.json state when made by medseg submit)")->required();
-  app.add_option("--mode", o.mode, "data or experiment")->check(CLI::IsMember({"data", "experiment"}));
+  app.add_option("--mode", o.mode, "data or experiment")->check(CLI::IsMember({"data", "experiment", "model"}));
   app.add_option("--config", o.config, "Training config (YAML/JSON; search section for experiment mode)")->required();
   app.add_option("--data", o.data, "Data-set folder (overrides the config's data)");
   app.add_option("--group-size", o.groupSize, "Experiment mode: ranks per trial")->check(CLI::PositiveNumber);
@@ -107,6 +131,29 @@ int main(int argc, char** argv) {
   app.add_option("--bucket-mb", o.bucketMb, "Gradient bucket size in MiB")->check(CLI::PositiveNumber);
   app.add_flag("--no-overlap", o.noOverlap, "Reduce gradients after backward instead of during it");
   app.add_flag("--json", o.json, "JSON-lines output on rank 0");
+  auto& m = o.model;
+  app.add_option("--task", m.task, "Model mode: train, verify, bench or infer")
+      ->check(CLI::IsMember({"train", "verify", "bench", "infer"}));
+  app.add_option("--split", m.split, "Model mode: first block of stages 1.. (e.g. encoder2); default: the partitioner");
+  app.add_option("--memory-per-device", m.memoryPerDeviceMb, "Model mode: memory budget per device in MiB (one, or one per stage)")
+      ->delimiter(',');
+  app.add_option("--micro-batches", m.microBatches, "Model mode: micro-batches per step (divides batch_size)")->check(CLI::PositiveNumber);
+  app.add_option("--schedule", m.schedule, "Model mode: gpipe or 1f1b")->check(CLI::IsMember({"gpipe", "1f1b"}));
+  app.add_flag("--checkpoint", m.checkpoint, "Model mode: activation checkpointing (keep stage inputs, recompute)");
+  app.add_option("--device", m.device, "Model mode: cpu, or cuda (rank r on cuda:<local rank>)")->check(CLI::IsMember({"cpu", "cuda"}));
+  app.add_option("--local-stages", m.localStages, "Model mode: this many stages in one process (GPUs cuda:0.. with --device cuda)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--profile-edge", m.profileEdge, "Model mode: profile blocks on a cube of this edge, scaled to the patch");
+  app.add_option("--bench-steps", m.benchSteps, "Model mode bench: timed steps")->check(CLI::PositiveNumber);
+  app.add_option("--fit-stages", m.maxFitStages, "Model mode bench: largest fitting patch for 1 .. N stages")->check(CLI::PositiveNumber);
+  app.add_option("--fit-max-edge", m.maxFitEdge, "Model mode bench: largest patch edge tried")->check(CLI::PositiveNumber);
+  app.add_option("--model", m.model, "Model mode infer: trained model file");
+  app.add_option("--cases", m.cases, "Model mode infer: labelled cases of --data to segment")->check(CLI::NonNegativeNumber);
+  app.add_option("--infer-size", m.inferSize, "Model mode infer: also one pass over a random volume x,y,z")->delimiter(',')->expected(3);
+  app.add_option("--roi", m.roi, "Model mode infer: sliding-window edge(s), default the patch")->delimiter(',');
+  app.add_option("--overlap", m.overlap, "Model mode infer: sliding-window overlap")->check(CLI::Range(0.0, 0.95));
+  app.add_flag("--skip-sliding", m.skipSliding, "Model mode infer: whole volume only");
+  app.add_flag("--fresh", o.fresh, "Data mode: start over even if the run folder holds a checkpoint.pt (default: continue it)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -48,5 +48,23 @@ if(MEDSEG_BUILD_GUI)
     RenderingVolume RenderingVolumeOpenGL2 RenderingFreeType RenderingAnnotation IOImage)
 endif()
 
+# app/render (3-D scenes and offscreen snapshots, `medseg render`) needs VTK only: always with the
+# GUI, and in headless builds too when VTK happens to be installed (MEDSEG_BUILD_RENDER=OFF: never
+# in a headless build, which then needs no VTK at all).
+option(MEDSEG_BUILD_RENDER "Build `medseg render` where VTK is found (always on with the GUI)" ON)
+set(MEDSEG_RENDER_VTK_COMPONENTS CommonCore CommonDataModel CommonExecutionModel FiltersCore
+  FiltersGeneral ImagingCore InteractionStyle RenderingCore RenderingOpenGL2 RenderingVolume
+  RenderingVolumeOpenGL2 IOImage)
+if(NOT MEDSEG_BUILD_GUI AND MEDSEG_BUILD_RENDER)
+  find_package(VTK QUIET COMPONENTS ${MEDSEG_RENDER_VTK_COMPONENTS})
+endif()
+set(MEDSEG_HAVE_RENDER OFF)
+if(VTK_FOUND)
+  set(MEDSEG_HAVE_RENDER ON)
+  list(TRANSFORM MEDSEG_RENDER_VTK_COMPONENTS PREPEND "VTK::" OUTPUT_VARIABLE MEDSEG_RENDER_VTK_LIBRARIES)
+  find_package(X11 QUIET)
+endif()
+message(STATUS "MedSeg: offscreen 3-D rendering (medseg render) ${MEDSEG_HAVE_RENDER}")
+
 # Qt and Torch both define 'slots'; Qt's keywords are off project-wide (use Q_SLOTS, Q_SIGNALS, Q_EMIT).
 add_compile_definitions(QT_NO_KEYWORDS)

@@ -1,19 +1,44 @@
-# `cpack -G DEB` in the build folder makes an installable .deb: programs in /usr/bin, shared
-# libraries in /usr/lib, plugins in /usr/lib/medseg/plugins, configs in /usr/share/medseg, desktop entry.
-install(DIRECTORY ${CMAKE_SOURCE_DIR}/resources/configs DESTINATION share/medseg OPTIONAL)
-install(DIRECTORY ${CMAKE_SOURCE_DIR}/resources/benchmarks DESTINATION share/medseg OPTIONAL USE_SOURCE_PERMISSIONS)
+# `cpack -G DEB` in the build folder makes an installable .deb (packaging/test-deb.sh checks it):
+#   /usr/bin                     medseg, medseg-worker, medseg-studio (GUI builds)
+#   /usr/lib                     libmedseg_*.so (found by the programs through RPATH $ORIGIN/../lib)
+#   /usr/lib/medseg/plugins      plugins (found relative to the program, see core/plugin/PluginManager)
+#   /usr/share/medseg            configs/, benchmarks/, slurm/ and apptainer/ templates
+#   /usr/share/applications      medseg-studio.desktop, with its icon in share/icons/hicolor
+# Depends is computed by dpkg-shlibdeps from the linked Debian libraries (libtorch1.13, ITK, Qt 6,
+# VTK, Open MPI, yaml-cpp, ...).
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/resources/configs DESTINATION share/medseg)
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/resources/benchmarks DESTINATION share/medseg USE_SOURCE_PERMISSIONS)
+# The sbatch template is compiled into `medseg submit`; the copy is a starting point for --sbatch-template.
+install(FILES ${CMAKE_SOURCE_DIR}/packaging/slurm/medseg.sbatch.in DESTINATION share/medseg/slurm)
+install(FILES ${CMAKE_SOURCE_DIR}/packaging/apptainer/medseg.def DESTINATION share/medseg/apptainer)
+install(PROGRAMS ${CMAKE_SOURCE_DIR}/packaging/apptainer/medseg-worker-container DESTINATION share/medseg/apptainer)
+install(FILES ${CMAKE_SOURCE_DIR}/README.md DESTINATION share/doc/medseg)
 if(MEDSEG_BUILD_GUI)
   install(FILES ${CMAKE_SOURCE_DIR}/resources/medseg-studio.desktop DESTINATION share/applications)
+  install(FILES ${CMAKE_SOURCE_DIR}/resources/icons/medseg-studio.svg DESTINATION share/icons/hicolor/scalable/apps)
 endif()
 
 set(CPACK_PACKAGE_NAME "medseg")
 set(CPACK_PACKAGE_VENDOR "MedSeg")
 set(CPACK_PACKAGE_CONTACT "MedSeg developers <medseg@localhost>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "3-D brain-tumour segmentation: viewer, 3-D U-Net, cluster runs")
+set(CPACK_PACKAGE_DESCRIPTION "MedSeg trains and runs 3-D U-Nets (LibTorch) on brain MRI (Medical Segmentation \
+Decathlon and nnU-Net layouts), evaluates them (Dice, HD95, BraTS regions), runs data- and experiment-parallel \
+training under MPI or Slurm, and shows images, masks and 3-D surfaces in a Qt 6 / VTK desktop studio.")
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGE_HOMEPAGE_URL "https://localhost/medseg")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_GENERATOR DEB)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_SECTION science)
+# Not linked, but used: mpirun for `medseg submit --backend local`, the Colin27 brain for `dataset synth`.
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "openmpi-bin, mricron-data")
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "slurm-client, desktop-file-utils")
+if(MEDSEG_HAVE_CUDA)
+  # NVIDIA's CUDA runtime and NCCL (e.g. /usr/local/cuda) are no Debian packages: dpkg-shlibdeps
+  # cannot list them, so the package then runs only where that toolkit is installed as well.
+  message(STATUS "MedSeg: the .deb of this build links CUDA/NCCL from ${CUDAToolkit_LIBRARY_DIR}; "
+                 "configure with -DMEDSEG_WITH_CUDA=OFF for a package that needs Debian packages only")
+endif()
 include(CPack)

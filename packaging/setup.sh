@@ -20,15 +20,17 @@ done
 # Build tools, then the libraries, one line each so the list reads as the project's dependencies.
 packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates
-  clang                                   # libFuzzer harnesses
+  clang libclang-rt-14-dev                # libFuzzer harnesses: compiler, fuzzer + sanitizer runtimes (run-fuzzers.sh)
   qt6-base-dev qt6-charts-dev libqt6opengl6-dev   # desktop studio
   libvtk9-dev                             # slice and 3-D rendering
   libinsighttoolkit5-dev                  # imaging I/O (NIfTI, NRRD, MetaImage, DICOM via GDCM)
   libtorch-dev                            # 3-D U-Net
   python3-torch python3-numpy             # side-by-side benchmark against PyTorch
   libopenmpi-dev openmpi-bin              # data and experiment parallelism
+  slurm-wlm munge                         # a real single-node Slurm for the submission tests
   nlohmann-json3-dev libcli11-dev libyaml-cpp-dev libgtest-dev zlib1g-dev
   xvfb xauth libgl1-mesa-dri              # GUI tests under a virtual display
+  file dpkg-dev desktop-file-utils        # cpack .deb (dependency scan) and its test (packaging/test-deb.sh)
   mricron-data                            # Colin27 brain template for the synthetic data set
 )
 

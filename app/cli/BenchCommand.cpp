@@ -5,6 +5,9 @@
 //    waiting for data
 //  - infer: sliding-window and (optionally) whole-volume inference of a full 240x240x155x4 volume
 //  - peak resident memory
+// --pipeline runs the model-parallel benchmark instead (app/cli/PipelineBench.h): 1 process vs K
+// pipeline stages through mpirun, the largest patch within --memory-per-device, whole-volume vs
+// sliding-window inference.
 // resources/benchmarks/compare_pytorch.py runs this next to the same network in PyTorch.
 #include <algorithm>
 #include <chrono>
@@ -14,6 +17,7 @@
 #include <thread>
 
 #include "app/cli/CommandRegistry.h"
+#include "app/cli/PipelineBench.h"
 #include "core/infer/SlidingWindow.h"
 #include "core/train/DataLoader.h"
 #include "core/train/TrainingCase.h"
@@ -39,6 +43,8 @@ struct BenchOptions {
   bool skipInfer = false;
   bool wholeVolume = false;
   int64_t loaderWorkers = 2;
+  bool pipeline = false;
+  PipelineBenchOptions pipe;  // --pipeline
 };
 
 double secondsSince(std::chrono::steady_clock::time_point start) {
@@ -229,12 +235,42 @@ void addBench(CLI::App& app, CliContext& context) {
   cmd->add_flag("--skip-train", o->skipTrain, "Do not time training");
   cmd->add_flag("--skip-infer", o->skipInfer, "Do not time inference");
   cmd->add_flag("--whole-volume", o->wholeVolume, "Also time whole-volume inference (one pass)");
-  cmd->callback([o, &context] {
+  cmd->add_flag("--pipeline", o->pipeline, "Model-parallel benchmark: 1 process vs --stages pipeline stages (mpirun)");
+  cmd->add_option("--stages", o->pipe.stages, "Pipeline: stages (ranks)")->check(CLI::Range(2, 64));
+  cmd->add_option("--memory-per-device", o->pipe.memoryPerDeviceMb, "Pipeline: memory budget per device in MiB (one, or one per stage)")
+      ->delimiter(',');
+  cmd->add_option("--micro-batches", o->pipe.microBatches, "Pipeline: micro-batches per step (divides --batch)")->check(CLI::Range(1, 1024));
+  cmd->add_option("--schedule", o->pipe.schedule, "Pipeline: gpipe or 1f1b")->check(CLI::IsMember({"gpipe", "1f1b"}));
+  cmd->add_flag("--checkpoint", o->pipe.checkpoint, "Pipeline: activation checkpointing");
+  cmd->add_option("--model", o->pipe.model, "Pipeline inference: trained model (for Dice)");
+  cmd->add_option("--data", o->pipe.data, "Pipeline inference: data set with labelled cases (needs --model)");
+  cmd->add_option("--cases", o->pipe.cases, "Pipeline inference: labelled cases to segment")->check(CLI::Range(0, 1000));
+  cmd->add_option("--out", o->pipe.out, "Pipeline: output folder (one sub-folder per run)");
+  cmd->add_option("--worker", o->pipe.worker, "Pipeline: medseg-worker program (default: beside medseg)");
+  cmd->add_option("--fit-max-edge", o->pipe.maxFitEdge, "Pipeline: largest patch edge tried for the budget")->check(CLI::Range(8, 1024));
+  cmd->add_flag("--skip-fit-check", o->pipe.skipFitCheck, "Pipeline: do not run the largest fitting patch");
+  cmd->callback([o, cmd, &context] {
+    if (o->pipeline) {
+      auto& p = o->pipe;
+      p.baseFilters = o->baseFilters;
+      p.depth = o->depth;
+      p.norm = o->norm;
+      p.batch = o->batch;
+      p.patch = o->patch;
+      p.steps = o->steps;
+      p.inferSize = o->inferSize;
+      p.roi = cmd->count("--roi") ? o->roi : 0;
+      p.overlap = o->overlap;
+      p.skipTrain = o->skipTrain;
+      p.skipInfer = o->skipInfer;
+      if (p.batch % p.microBatches != 0)
+        throw CLI::ValidationError("--micro-batches", "must divide --batch (" + std::to_string(p.batch) + ")");
+    }
     const int64_t divisor = int64_t{1} << (o->depth - 1);
     if (o->patch % divisor != 0)
       throw CLI::ValidationError("--patch", "must be a multiple of " + std::to_string(divisor) + " for depth " +
                                  std::to_string(o->depth));
-    context.action = [o, &context] { return runBench(*o, context); };
+    context.action = [o, &context] { return o->pipeline ? runPipelineBench(o->pipe, context) : runBench(*o, context); };
   });
 }
 const CommandRegistration registration{"", "bench", &addBench};

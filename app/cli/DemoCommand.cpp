@@ -15,6 +15,7 @@
 #include "core/io/ImageIO.h"
 #include "core/train/Trainer.h"
 #include "core/util/AtomicFile.h"
+#include "core/util/ExecutablePath.h"
 #include "core/util/Interrupt.h"
 
 namespace medseg::cli {
@@ -32,16 +33,10 @@ struct DemoOptions {
   int threads = 0;
 };
 
-fs::path executableFolder() {
-  std::error_code ec;
-  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? fs::path() : self.parent_path();
-}
-
 // The demo config: the source tree's (build trees) or the installed copy in share/medseg/configs.
 fs::path findDemoConfig() {
   const std::vector<fs::path> candidates{fs::path(MEDSEG_SOURCE_DIR) / "resources/configs/brats-synth-small.yaml",
-                                         executableFolder().parent_path() / "share/medseg/configs/brats-synth-small.yaml"};
+                                         executableDirectory().parent_path() / "share/medseg/configs/brats-synth-small.yaml"};
   for (const auto& candidate : candidates)
     if (fs::is_regular_file(candidate)) return candidate;
   throw InputError("cannot find brats-synth-small.yaml (looked in " + candidates[0].string() + " and " +

@@ -14,8 +14,16 @@ int listPlugins(CliContext& context) {
   for (const PluginRecord& record : manager.plugins()) list.push_back(record.toJson());
   nlohmann::json folders = nlohmann::json::array();
   for (const auto& folder : PluginManager::searchPath()) folders.push_back(folder.string());
+  // The ids `--engine` accepts (train, infer) and the data-set sources, from the loaded plugins.
+  nlohmann::json engines = {{"trainer", nlohmann::json::array()}, {"inference", nlohmann::json::array()},
+                            {"dataset_source", nlohmann::json::array()}};
+  for (TrainerInterface* engine : manager.trainers()) engines["trainer"].push_back(engine->trainerId());
+  for (InferenceInterface* engine : manager.inferenceEngines()) engines["inference"].push_back(engine->inferenceId());
+  for (DatasetSourceInterface* source : manager.datasetSources()) engines["dataset_source"].push_back(source->sourceId());
+  for (const std::string& warning : manager.warnings()) context.reporter().log("warning: " + warning);
   if (context.json) {
-    context.reporter().emit({{"event", "result"}, {"kind", "plugins"}, {"plugins", list}, {"search_path", folders}});
+    context.reporter().emit({{"event", "result"}, {"kind", "plugins"}, {"plugins", list}, {"search_path", folders},
+                             {"engines", engines}, {"warnings", manager.warnings()}});
     return kOk;
   }
   std::cout << "Plugin folders searched:\n";
@@ -26,6 +34,12 @@ int listPlugins(CliContext& context) {
               << record.description << "\n              " << record.file.string() << '\n';
     for (const auto& id : record.provides) std::cout << "              provides " << id << '\n';
     if (!record.loaded) std::cout << "              error: " << record.error << '\n';
+  }
+  for (const auto& [role, label] : {std::pair<const char*, const char*>{"trainer", "training engines"},
+                                    {"inference", "inference engines"}, {"dataset_source", "data-set sources"}}) {
+    std::cout << label << ':';
+    for (const auto& id : engines[role]) std::cout << ' ' << id.get<std::string>();
+    std::cout << (engines[role].empty() ? " none\n" : "\n");
   }
   return kOk;
 }

@@ -106,6 +106,19 @@ int showRun(const RunsOptions& o, CliContext& context) {
       result[std::string(field) + "_error"] = error.what();
     }
   }
+  // Models the run wrote: the same checks (inside the run folder, no links, a size bound, a PyTorch
+  // archive) before anyone is pointed at them.
+  nlohmann::json models = nlohmann::json::object();
+  for (const char* file : {"best.pt", "checkpoint.pt"}) {
+    std::error_code ec;
+    if (!fs::exists(run.path() / file, ec) && !fs::is_symlink(run.path() / file, ec)) continue;
+    try {
+      models[file] = resolveResultFile(run.path(), file, ResultKind::Checkpoint, uintmax_t{16} << 30).string();
+    } catch (const std::exception& error) {
+      models[file] = {{"error", error.what()}};
+    }
+  }
+  if (!models.empty()) result["models"] = models;
   nlohmann::json logs = nlohmann::json::array();
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(run.logsDir(), ec))
@@ -129,6 +142,9 @@ int showRun(const RunsOptions& o, CliContext& context) {
   if (result.contains("search_report"))
     std::cout << "best     " << result["search_report"].value("best_trial", std::string()) << " (Dice "
               << result["search_report"].value("best_dice", -1.0) << ")\n";
+  for (const auto& [file, model] : models.items())
+    std::cout << "model    " << file << "  "
+              << (model.is_string() ? model.get<std::string>() : "refused: " + model["error"].get<std::string>()) << "\n";
   std::cout << "logs     " << logs.dump() << "\n";
   return kOk;
 }

@@ -25,6 +25,7 @@ struct SubmitOptions {
   std::string sbatchTemplate;
   bool dryRun = false;
   bool wait = false;
+  std::string resume;  // a failed/cancelled run to submit again in its own folder
 };
 
 std::string absolute(const std::string& path) { return path.empty() ? path : fs::absolute(path).lexically_normal().string(); }
@@ -36,7 +37,12 @@ std::string defaultRunName(const std::string& mode) {
   return mode + "-" + stamp;
 }
 
+int waitAndReport(RunDirectory& run, Backend& backend, const SubmitOptions& o, CliContext& context);
+int resubmit(SubmitOptions& o, CliContext& context);
+
 int runSubmit(SubmitOptions& o, CliContext& context) {
+  if (!o.resume.empty()) return resubmit(o, context);
+  if (o.spec.configPath.empty()) throw InputError("medseg submit needs --config FILE (or --resume RUN to submit a run again)");
   RunSpec spec = o.spec;
   spec.mode = parseRunMode(o.mode);
   spec.name = o.name.empty() ? defaultRunName(o.mode) : o.name;
@@ -71,24 +77,31 @@ int runSubmit(SubmitOptions& o, CliContext& context) {
 
   RunDirectory run = RunDirectory::create(o.runRoot, spec, o.backend);
   backend->submit(run);
+  return waitAndReport(run, *backend, o, context);
+}
+
+// After a submission: optionally wait (local runs), then print where the run is and how to follow it.
+int waitAndReport(RunDirectory& run, Backend& backend, const SubmitOptions& o, CliContext& context) {
+  auto& reporter = context.reporter();
+  const std::string backendName = backend.name();
   int code = kOk;
   if (o.wait) {
-    if (auto* local = dynamic_cast<LocalBackend*>(backend.get())) {
+    if (auto* local = dynamic_cast<LocalBackend*>(&backend)) {
       local->wait(run);
     } else {
-      reporter.log("--wait follows local runs only; use `medseg runs` to follow " + o.backend + " runs");
+      reporter.log("--wait follows local runs only; use `medseg runs` to follow " + backendName + " runs");
     }
     if (run.state() != RunState::Finished) code = kFailure;
   }
   const auto document = run.stateDocument();
   if (reporter.json()) {
-    nlohmann::json event = {{"event", "result"}, {"kind", "submit"}, {"run", spec.name}, {"run_dir", run.path().string()},
-                            {"backend", o.backend}, {"state", document["state"]}};
+    nlohmann::json event = {{"event", "result"}, {"kind", "submit"}, {"run", run.path().filename().string()}, {"run_dir", run.path().string()},
+                            {"backend", backendName}, {"state", document["state"]}};
     for (const char* field : {"job_id", "pid", "remote_pid", "message"})
       if (document.contains(field)) event[field] = document[field];
     reporter.emit(event);
   } else {
-    std::cout << "run      " << spec.name << "\nfolder   " << run.path().string() << "\nbackend  " << o.backend
+    std::cout << "run      " << run.path().filename().string() << "\nfolder   " << run.path().string() << "\nbackend  " << backendName
               << "\nstate    " << document["state"].get<std::string>() << "\n";
     if (document.contains("job_id")) std::cout << "job id   " << document["job_id"].get<std::string>() << "\n";
     if (document.contains("pid")) std::cout << "pid      " << document["pid"] << "\n";
@@ -96,6 +109,25 @@ int runSubmit(SubmitOptions& o, CliContext& context) {
     std::cout << "follow   medseg runs --run-dir " << shellQuote(o.runRoot) << "\n";
   }
   return code;
+}
+
+// --resume RUN: the same run folder, submitted again; it continues from its checkpoint / journal.
+int resubmit(SubmitOptions& o, CliContext& context) {
+  fs::path folder(o.resume);
+  if (!fs::is_directory(folder)) folder = fs::path(o.runRoot) / o.resume;
+  RunDirectory run = RunDirectory::open(fs::absolute(folder).lexically_normal());
+  const std::string backendName = run.stateDocument().value("backend", o.backend);
+  auto backend = makeBackend(backendName, o.backendOptions);
+  if (o.dryRun) {
+    const LaunchPlan plan = backend->plan(run.spec(), run.path());
+    std::cout << shellJoin(plan.argv) << "\n";
+    return kOk;
+  }
+  run.requeue();
+  context.reporter().log("resubmitting " + run.path().string() + " (" + backendName + "), attempt " +
+                         std::to_string(run.stateDocument().value("attempt", 2)));
+  backend->submit(run);
+  return waitAndReport(run, *backend, o, context);
 }
 
 void addSubmit(CLI::App& parent, CliContext& context) {
@@ -122,12 +154,14 @@ void addSubmit(CLI::App& parent, CliContext& context) {
   cmd->add_option("--mpirun", o->backendOptions.mpirunProgram, "mpirun program")->capture_default_str();
   cmd->add_option("--sbatch-template", o->sbatchTemplate, "slurm: batch script template (default: built in)");
   cmd->add_option("--slurm-bin", o->backendOptions.slurmBinDir, "slurm: folder of sbatch/squeue/sacct (default: PATH)");
-  cmd->add_option("--config", o->spec.configPath, "Training config (YAML/JSON; a search section in experiment mode)")
-      ->required();
+  cmd->add_option("--config", o->spec.configPath, "Training config (YAML/JSON; a search section in experiment mode)");
   cmd->add_option("--data", o->spec.dataPath, "Data-set folder");
   cmd->add_option("--run-dir", o->runRoot, "Folder holding the run folders")->capture_default_str();
   cmd->add_option("--name", o->name, "Run name = run folder name (default: <mode>-<UTC time>)");
   cmd->add_flag("--dry-run", o->dryRun, "Print the exact argv (and batch script) without creating or starting anything");
+  cmd->add_option("--resume", o->resume,
+                  "Submit a failed or cancelled run again in its own folder (name under --run-dir, or its folder): "
+                  "a data-parallel run continues from its checkpoint.pt, a search skips finished trials");
   cmd->add_flag("--wait", o->wait, "local: wait for the run to end; exit 0 only when it finished");
   cmd->add_option("worker-args", o->spec.extraArgs, "Arguments after -- go to medseg-worker verbatim (e.g. -- --set epochs=2)");
   cmd->callback([o, &context] { context.action = [o, &context] { return runSubmit(*o, context); }; });

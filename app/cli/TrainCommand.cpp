@@ -1,10 +1,11 @@
-// `medseg train`: trains the 3-D U-Net from a YAML/JSON config into a run folder (config.json,
-// checkpoint.pt, best.pt, metrics.jsonl); --resume continues the run in that folder.
+// `medseg train`: trains a model from a YAML/JSON config into a run folder through a training
+// engine plugin (--engine, default unet3d: config.json, checkpoint.pt, best.pt, metrics.jsonl);
+// --resume continues the run in that folder.
 #include <iostream>
 #include <sstream>
 
 #include "app/cli/CommandRegistry.h"
-#include "core/train/Trainer.h"
+#include "app/cli/Engines.h"
 #include "core/util/Interrupt.h"
 
 namespace medseg::cli {
@@ -18,6 +19,7 @@ struct TrainOptions {
   std::vector<std::string> overrides;
   double maxMinutes = -1.0;
   int threads = -1;
+  std::string engine = kDefaultEngine;
 };
 
 std::string formatNumber(double value) {
@@ -28,51 +30,47 @@ std::string formatNumber(double value) {
 }
 
 int runTrain(const TrainOptions& o, CliContext& context) {
-  std::vector<std::string> overrides = o.overrides;
-  if (!o.data.empty()) overrides.push_back("data=" + o.data);
-  if (o.maxMinutes >= 0) overrides.push_back("max_minutes=" + std::to_string(o.maxMinutes));
-  if (o.threads >= 0) overrides.push_back("threads=" + std::to_string(o.threads));
-  TrainConfig config;
-  if (o.resume) {
-    if (!o.config.empty())
-      context.reporter().log("--resume: the run's own config (from checkpoint.pt) is used; --config is ignored");
-    config = configForResume(o.out, overrides);
-  } else {
-    if (o.config.empty()) throw InputError("medseg train needs --config FILE (or --resume to continue a run)");
-    config = loadTrainConfig(o.config, overrides);
-  }
+  if (!o.resume && o.config.empty()) throw InputError("medseg train needs --config FILE (or --resume to continue a run)");
+  PluginManager plugins;
+  plugins.loadAll();
+  TrainerInterface& engine = trainerEngine(plugins, o.engine);
+  TrainRequest request;
+  request.config = o.config;
+  request.dataset = o.data;
+  request.runDirectory = o.out;
+  request.resume = o.resume;
+  request.overrides = o.overrides;
+  if (o.maxMinutes >= 0) request.overrides.push_back("max_minutes=" + std::to_string(o.maxMinutes));
+  if (o.threads >= 0) request.overrides.push_back("threads=" + std::to_string(o.threads));
   auto& reporter = context.reporter();
-  TrainerOptions options;
-  options.runDir = o.out;
-  options.resume = o.resume;
-  bool announced = false;
-  options.onStep = [&](const StepStats& stats) {
-    if (announced) return;
-    announced = true;
-    reporter.log("first step: " + formatNumber(stats.seconds) + " s, " + formatNumber(stats.voxelsPerSecond()) +
-                 " voxels/s");
-  };
-  // The network is built inside the trainer (after the data set fixes its channels); describe it here.
-  Trainer trainer(config, options, reporter);
-  const TrainResult result = trainer.run();
-  nlohmann::json event = result.toJson();
-  event["event"] = "result";
-  event["kind"] = "train";
+  const TrainOutcome outcome = engine.train(request, reporter);
+  const nlohmann::json& r = outcome.summary;
   if (reporter.json()) {
+    nlohmann::json event = r;
+    event["event"] = "result";
+    event["kind"] = "train";
     reporter.emit(event);
-  } else {
-    std::cout << "run folder      " << result.runDir.string() << '\n'
-              << "parameters      " << result.parameters << '\n'
-              << "FLOPs/voxel     " << formatNumber(result.flopsPerVoxel) << " (forward)\n"
-              << "steps           " << result.steps << " / " << result.totalSteps
-              << (result.stoppedByBudget ? " (time budget reached)" : "") << '\n'
-              << "best WT Dice    " << (result.bestWholeTumourDice >= 0 ? formatNumber(result.bestWholeTumourDice) : "n/a")
-              << " (epoch " << result.bestEpoch << ")\n"
-              << "throughput      " << formatNumber(result.voxelsPerSecond) << " voxels/s (training step)\n"
-              << "data wait       " << formatNumber(100.0 * result.dataWaitFraction) << " %\n"
-              << "time            " << formatNumber(result.seconds) << " s\n"
-              << "best checkpoint " << result.bestCheckpoint.string() << '\n';
+    return kOk;
   }
+  // The engine's summary: the unet3d fields (TrainResult::toJson), shown when present.
+  auto number = [&r](const char* key) -> std::string {
+    if (!r.contains(key) || !r[key].is_number()) return "n/a";
+    return r[key].is_number_integer() ? std::to_string(r[key].get<int64_t>()) : formatNumber(r[key].get<double>());
+  };
+  const double bestDice = r.value("best_wt_dice", -1.0);
+  std::cout << "engine          " << r.value("engine", o.engine) << '\n'
+            << "run folder      " << r.value("run_dir", o.out) << '\n'
+            << "parameters      " << number("parameters") << '\n'
+            << "FLOPs/voxel     " << number("flops_per_voxel") << " (forward)\n"
+            << "steps           " << number("steps") << " / " << number("total_steps")
+            << (r.value("stopped_by_budget", false) ? " (time budget reached)" : "") << '\n'
+            << "best WT Dice    " << (bestDice >= 0 ? formatNumber(bestDice) : "n/a") << " (epoch " << number("best_epoch")
+            << ")\n"
+            << "throughput      " << number("voxels_per_second") << " voxels/s (training step)\n"
+            << "data wait       " << (r.contains("data_wait_fraction") ? formatNumber(100.0 * r["data_wait_fraction"].get<double>()) : "n/a")
+            << " %\n"
+            << "time            " << number("seconds") << " s\n"
+            << "best checkpoint " << outcome.bestCheckpoint.string() << '\n';
   return kOk;
 }
 
@@ -88,6 +86,7 @@ void addTrain(CLI::App& parent, CliContext& context) {
   cmd->add_option("--max-minutes", opts->maxMinutes, "Wall-clock budget; stops cleanly, validates and saves")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--threads", opts->threads, "CPU threads for torch (0 = all cores)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--engine", opts->engine, "Training engine plugin (see `medseg plugins`)")->capture_default_str();
   cmd->callback([opts, &context] { context.action = [opts, &context] { return runTrain(*opts, context); }; });
 }
 

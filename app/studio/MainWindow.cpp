@@ -16,6 +16,8 @@
 #include <QStatusBar>
 #include <QToolBar>
 
+#include "app/studio/ClusterPanel.h"
+#include "app/studio/EngineCatalog.h"
 #include "app/studio/InferencePanel.h"
 #include "app/studio/LabelPanel.h"
 #include "app/studio/SliceView.h"
@@ -48,9 +50,11 @@ MainWindow::MainWindow(QWidget* parent)
   for (SliceView* view : sliceViews_) connect(view, &SliceView::hovered, readout_, &QLabel::setText);
   statusBar()->addWidget(readout_, 1);
 
+  engines_ = new EngineCatalog(this);
   labelPanel_ = new LabelPanel(*document_, this);
-  trainingPanel_ = new TrainingPanel(this);
-  inferencePanel_ = new InferencePanel(*document_, this);
+  trainingPanel_ = new TrainingPanel(*engines_, this);
+  inferencePanel_ = new InferencePanel(*document_, *engines_, this);
+  clusterPanel_ = new ClusterPanel(*document_, this);
   auto addDock = [this](QWidget* panel, const QString& title) {
     auto* dock = new QDockWidget(title, this);
     dock->setObjectName(title);
@@ -61,8 +65,10 @@ MainWindow::MainWindow(QWidget* parent)
   QDockWidget* labels = addDock(labelPanel_, tr("Labels"));
   QDockWidget* training = addDock(trainingPanel_, tr("Training"));
   QDockWidget* inference = addDock(inferencePanel_, tr("Inference"));
+  QDockWidget* cluster = addDock(clusterPanel_, tr("Cluster"));
   tabifyDockWidget(labels, training);
   tabifyDockWidget(training, inference);
+  tabifyDockWidget(inference, cluster);
   labels->raise();
   connect(trainingPanel_, &TrainingPanel::trainingFinished, this, [this](bool ok, const QString& best, const QString&) {
     if (ok && !best.isEmpty()) inferencePanel_->setModel(best);
@@ -81,6 +87,12 @@ MainWindow::MainWindow(QWidget* parent)
 }
 
 MainWindow::~MainWindow() = default;
+
+QDockWidget* MainWindow::dockOf(QWidget* panel) const {
+  for (QDockWidget* dock : findChildren<QDockWidget*>())
+    if (dock->widget() == panel) return dock;
+  return nullptr;
+}
 
 void MainWindow::buildMenus() {
   QMenu* file = menuBar()->addMenu(tr("&File"));

@@ -1,9 +1,10 @@
 #pragma once
 // The studio window: three linked slice views and the 3-D view in a 2x2 grid; docks for labels,
-// training and inference; File menu with recent files and drag and drop.
+// training, inference and cluster runs; File menu with recent files and drag and drop.
 #include <QMainWindow>
 
 class QComboBox;
+class QDockWidget;
 class QLabel;
 class QMenu;
 
@@ -15,6 +16,8 @@ class SurfaceView;
 class LabelPanel;
 class TrainingPanel;
 class InferencePanel;
+class ClusterPanel;
+class EngineCatalog;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -27,6 +30,10 @@ class MainWindow : public QMainWindow {
   SurfaceView* surfaceView() const { return surfaceView_; }
   TrainingPanel* trainingPanel() const { return trainingPanel_; }
   InferencePanel* inferencePanel() const { return inferencePanel_; }
+  ClusterPanel* clusterPanel() const { return clusterPanel_; }
+  EngineCatalog* engineCatalog() const { return engines_; }
+  // The dock holding `panel` (for raising it and for screenshots); nullptr for other widgets.
+  QDockWidget* dockOf(QWidget* panel) const;
 
   // Open with error reporting in a message box (interactive) or return the message (scripts).
   bool openImage(const QString& path, QString* error = nullptr);
@@ -49,6 +56,8 @@ class MainWindow : public QMainWindow {
   LabelPanel* labelPanel_;
   TrainingPanel* trainingPanel_;
   InferencePanel* inferencePanel_;
+  ClusterPanel* clusterPanel_;
+  EngineCatalog* engines_;
   QComboBox* channelBox_;
   QLabel* readout_;
   QMenu* recentMenu_ = nullptr;

@@ -1,17 +1,11 @@
 #pragma once
-// The 3-D view: smoothed surfaces of each visible label (discrete flying edges + windowed-sinc
-// smoothing), a faint brain surface for context, and an optional volume rendering of the displayed
-// channel. Geometry is placed in world (LPS, mm) space through the image's direction and origin.
-#include <map>
+// The 3-D view: the document's label surfaces, brain context surface and optional volume rendering
+// (the scene of app/render, shared with `medseg render`), kept in step with the document.
+#include <memory>
 
-#include <vtkSmartPointer.h>
-
-#include "app/studio/VtkOpenGLWidget.h"
+#include "app/render/LabelScene.h"
 #include "app/studio/ViewerDocument.h"
-
-class vtkActor;
-class vtkVolume;
-class vtkMatrix4x4;
+#include "app/studio/VtkOpenGLWidget.h"
 
 namespace medseg::studio {
 
@@ -22,21 +16,22 @@ class SurfaceView : public VtkOpenGLWidget {
   ~SurfaceView() override;
   void setVolumeRendering(bool enabled);
   bool volumeRendering() const { return volumeRendering_; }
-  int surfaceCount() const { return static_cast<int>(labelActors_.size()); }
+  int surfaceCount() const { return scene_->surfaceCount(); }
   // Triangles in all label surfaces (0 when nothing is shown): lets tests check extraction ran.
-  long long triangleCount() const;
+  long long triangleCount() const { return scene_->triangleCount(); }
+  // The default view of `medseg render`: from the front, head up, turned for depth.
+  void resetCamera() override;
 
  private:
-  void rebuildBrain();
   void rebuildSurfaces();
   void rebuildVolume();
   void applyStyles();
-  vtkSmartPointer<vtkMatrix4x4> indexToWorldMatrix() const;
+  // Removing a prop frees its OpenGL objects: do scene changes with our context current.
+  template <typename Change>
+  void changeScene(Change&& change);
 
   ViewerDocument& document_;
-  vtkSmartPointer<vtkActor> brainActor_;
-  std::map<int, vtkSmartPointer<vtkActor>> labelActors_;
-  vtkSmartPointer<vtkVolume> volume_;
+  std::unique_ptr<render::LabelScene> scene_;
   bool volumeRendering_ = false;
 };
 

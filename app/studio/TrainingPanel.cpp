@@ -1,8 +1,9 @@
 #include "app/studio/TrainingPanel.h"
 
 #include <QCheckBox>
+#include <QComboBox>
 #include <QDir>
-#include <QFileDialog>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QJsonObject>
@@ -13,35 +14,17 @@
 #include <QPushButton>
 #include <QVBoxLayout>
 
+#include "app/studio/EngineCatalog.h"
 #include "app/studio/MedsegProcess.h"
+#include "app/studio/PanelWidgets.h"
 #include "app/studio/TrainingCurves.h"
 
 namespace medseg::studio {
-namespace {
-QWidget* withBrowse(QLineEdit* edit, bool directory, QWidget* parent) {
-  auto* row = new QWidget(parent);
-  auto* layout = new QHBoxLayout(row);
-  layout->setContentsMargins(0, 0, 0, 0);
-  layout->addWidget(edit);
-  auto* browse = new QPushButton(QObject::tr("…"), row);
-  QObject::connect(browse, &QPushButton::clicked, row, [edit, directory, parent] {
-    const QString chosen = directory ? QFileDialog::getExistingDirectory(parent, QString(), edit->text())
-                                     : QFileDialog::getOpenFileName(parent, QString(), edit->text());
-    if (!chosen.isEmpty()) edit->setText(chosen);
-  });
-  layout->addWidget(browse);
-  return row;
-}
 
-QString formatSeconds(double seconds) {
-  if (seconds < 0) return QStringLiteral("–");
-  const int s = static_cast<int>(seconds);
-  return QString("%1:%2").arg(s / 60).arg(s % 60, 2, 10, QChar('0'));
-}
-}  // namespace
-
-TrainingPanel::TrainingPanel(QWidget* parent)
+TrainingPanel::TrainingPanel(EngineCatalog& engines, QWidget* parent)
     : QWidget(parent),
+      engines_(engines),
+      engine_(new QComboBox(this)),
       dataset_(new QLineEdit(this)),
       config_(new QLineEdit(this)),
       runDirectory_(new QLineEdit(QDir::home().filePath("medseg-runs/studio"), this)),
@@ -49,14 +32,23 @@ TrainingPanel::TrainingPanel(QWidget* parent)
       startButton_(new QPushButton(tr("Start training"), this)),
       stopButton_(new QPushButton(tr("Stop"), this)),
       progress_(new QProgressBar(this)),
+      eta_(new QLabel(this)),
       status_(new QLabel(tr("idle"), this)),
       log_(new QPlainTextEdit(this)),
       curves_(new TrainingCurves(this)),
       process_(new MedsegProcess(this)) {
+  setObjectName("trainingPanel");
+  engine_->setObjectName("trainingEngine");
+  startButton_->setObjectName("trainingStart");
+  stopButton_->setObjectName("trainingStop");
+  fillEngineCombo(engine_, {}, "unet3d", tr("engines not listed yet"));
+  dataset_->setPlaceholderText(tr("data-set folder with dataset.json"));
+  config_->setPlaceholderText(tr("YAML or JSON config, e.g. resources/configs/brats-synth-small.yaml"));
   auto* form = new QFormLayout;
-  form->addRow(tr("Data set"), withBrowse(dataset_, true, this));
-  form->addRow(tr("Config"), withBrowse(config_, false, this));
-  form->addRow(tr("Run folder"), withBrowse(runDirectory_, true, this));
+  form->addRow(tr("Engine"), engine_);
+  form->addRow(tr("Data set"), withBrowseButton(dataset_, true, QString(), this));
+  form->addRow(tr("Config"), withBrowseButton(config_, false, tr("Configs (*.yaml *.yml *.json);;All files (*)"), this));
+  form->addRow(tr("Run folder"), withBrowseButton(runDirectory_, true, QString(), this));
   form->addRow(QString(), resume_);
   auto* buttons = new QHBoxLayout;
   buttons->addWidget(startButton_);
@@ -65,22 +57,36 @@ TrainingPanel::TrainingPanel(QWidget* parent)
   layout->addLayout(form);
   layout->addLayout(buttons);
   layout->addWidget(progress_);
+  layout->addWidget(eta_);
   layout->addWidget(status_);
   layout->addWidget(curves_, 1);
   layout->addWidget(log_);
+  status_->setWordWrap(true);
   log_->setReadOnly(true);
   log_->setMaximumBlockCount(2000);
+  log_->setMaximumHeight(140);
+  progress_->setRange(0, 1000);
+  progress_->setValue(0);
   stopButton_->setEnabled(false);
 
+  connect(&engines_, &EngineCatalog::changed, this, [this] {
+    fillEngineCombo(engine_, engines_.trainers(), "unet3d", engines_.description());
+  });
   connect(startButton_, &QPushButton::clicked, this, &TrainingPanel::start);
   connect(stopButton_, &QPushButton::clicked, this, &TrainingPanel::stop);
   connect(process_, &MedsegProcess::event, this, &TrainingPanel::onEvent);
   connect(process_, &MedsegProcess::logLine, log_, &QPlainTextEdit::appendPlainText);
-  connect(process_, &MedsegProcess::finished, this, [this](bool ok, int, const QString& message) {
+  connect(process_, &MedsegProcess::finished, this, [this](bool ok, int exitCode, const QString& message) {
     startButton_->setEnabled(true);
     stopButton_->setEnabled(false);
-    status_->setText(ok ? tr("finished") : tr("stopped: %1").arg(message));
-    if (!ok) log_->appendPlainText(message);
+    if (ok) {
+      progress_->setValue(progress_->maximum());
+      status_->setText(tr("finished: best model %1").arg(bestCheckpoint_));
+    } else {
+      status_->setText(exitCode == 130 ? tr("stopped; continue with “Resume”: %1").arg(message)
+                                       : tr("training failed: %1").arg(message));
+      log_->appendPlainText(message);
+    }
     Q_EMIT trainingFinished(ok, bestCheckpoint_, message);
   });
 }
@@ -88,16 +94,43 @@ TrainingPanel::TrainingPanel(QWidget* parent)
 void TrainingPanel::setDataset(const QString& directory) { dataset_->setText(directory); }
 void TrainingPanel::setConfig(const QString& file) { config_->setText(file); }
 void TrainingPanel::setRunDirectory(const QString& directory) { runDirectory_->setText(directory); }
+void TrainingPanel::setEngine(const QString& id) {
+  if (engine_->findText(id) < 0) engine_->addItem(id);
+  engine_->setCurrentText(id);
+}
 bool TrainingPanel::isRunning() const { return process_->isRunning(); }
+QString TrainingPanel::etaText() const { return eta_->text(); }
+QString TrainingPanel::statusText() const { return status_->text(); }
+
+void TrainingPanel::showEvent(QShowEvent* event) {
+  engines_.ensureLoaded();
+  QWidget::showEvent(event);
+}
+
+void TrainingPanel::fail(const QString& message) {
+  status_->setText(message);
+  Q_EMIT trainingFinished(false, QString(), message);
+}
 
 void TrainingPanel::start() {
   if (process_->isRunning()) return;
-  QStringList arguments{"train", "--data", dataset_->text(), "--out", runDirectory_->text()};
+  const QString runDirectory = runDirectory_->text().trimmed();
+  if (runDirectory.isEmpty()) return fail(tr("choose a run folder"));
+  if (!resume_->isChecked()) {
+    if (!QFileInfo(QDir(dataset_->text()).filePath("dataset.json")).isFile())
+      return fail(tr("choose a data-set folder (one with a dataset.json)"));
+    if (!QFileInfo(config_->text()).isFile()) return fail(tr("choose a training config file"));
+  }
+  QStringList arguments{"train", "--engine", engine_->currentText(), "--out", runDirectory};
+  if (!dataset_->text().isEmpty()) arguments << "--data" << dataset_->text();
   if (!config_->text().isEmpty()) arguments << "--config" << config_->text();
   if (resume_->isChecked()) arguments << "--resume";
   arguments << extraArguments_;
   curves_->clear();
   bestCheckpoint_.clear();
+  lastResult_ = QJsonObject();
+  progress_->setValue(0);
+  eta_->clear();
   log_->appendPlainText(tr("$ %1 --json %2").arg(MedsegProcess::program(), arguments.join(' ')));
   status_->setText(tr("starting…"));
   startButton_->setEnabled(false);
@@ -106,33 +139,46 @@ void TrainingPanel::start() {
 }
 
 void TrainingPanel::stop() {
+  if (!process_->isRunning()) return;
   status_->setText(tr("stopping (saving a checkpoint)…"));
   process_->stop();
+}
+
+void TrainingPanel::onProgress(const QJsonObject& event) {
+  const double done = event.value("done").toDouble(), total = event.value("total").toDouble();
+  const QString task = event.value("task").toString();
+  // Preprocessing reports its own progress first; the bar and the ETA follow the training steps.
+  if (task != "train") {
+    status_->setText(tr("%1 %2/%3").arg(task).arg(done).arg(total));
+    return;
+  }
+  progress_->setValue(total > 0 ? static_cast<int>(1000 * done / total) : 0);
+  const double step = event.contains("step") ? event.value("step").toDouble() : done;
+  const double totalSteps = event.contains("total_steps") ? event.value("total_steps").toDouble() : total;
+  eta_->setText(tr("step %1/%2 · epoch %3 · elapsed %4 · ETA %5")
+                    .arg(step).arg(totalSteps).arg(event.value("epoch").toInt())
+                    .arg(formatDuration(event.value("elapsed_s").toDouble()))
+                    .arg(formatDuration(event.value("eta_s").toDouble(-1))));
+  if (event.contains("loss")) {
+    curves_->addLoss(step, event.value("loss").toDouble());
+    status_->setText(tr("training: loss %1").arg(event.value("loss").toDouble(), 0, 'g', 4));
+  }
 }
 
 void TrainingPanel::onEvent(const QJsonObject& event) {
   const QString kind = event.value("event").toString();
   if (kind == "progress") {
-    const double done = event.value("done").toDouble(), total = event.value("total").toDouble();
-    progress_->setRange(0, 1000);
-    progress_->setValue(total > 0 ? static_cast<int>(1000 * done / total) : 0);
-    QString text = tr("%1 %2/%3  elapsed %4  eta %5")
-                       .arg(event.value("task").toString())
-                       .arg(done).arg(total)
-                       .arg(formatSeconds(event.value("elapsed_s").toDouble()))
-                       .arg(formatSeconds(event.value("eta_s").toDouble(-1)));
-    if (event.contains("loss")) {
-      const double step = event.contains("step") ? event.value("step").toDouble() : done;
-      curves_->addLoss(step, event.value("loss").toDouble());
-      text += tr("  loss %1").arg(event.value("loss").toDouble(), 0, 'g', 4);
-    }
-    status_->setText(text);
+    onProgress(event);
   } else if (kind == "metric") {
     const double epoch = event.value("epoch").toDouble();
     const QJsonObject dice = event.value("dice").toObject();
     for (auto it = dice.begin(); it != dice.end(); ++it)
       if (it.value().isDouble()) curves_->addDice(it.key(), epoch, it.value().toDouble());
+    QString line = tr("epoch %1: loss %2").arg(epoch).arg(event.value("train_loss").toDouble(), 0, 'g', 4);
+    for (auto it = dice.begin(); it != dice.end(); ++it) line += QString("  %1 %2").arg(it.key()).arg(it.value().toDouble(), 0, 'f', 3);
+    log_->appendPlainText(line);
   } else if (kind == "result") {
+    lastResult_ = event;
     bestCheckpoint_ = event.value("best_checkpoint").toString();
   } else if (kind == "log" || kind == "error") {
     log_->appendPlainText(event.value("message").toString());

@@ -4,20 +4,15 @@
 #include <cmath>
 #include <vector>
 
+#include "app/render/LabelPalette.h"
 #include "core/io/ImageIO.h"
 
 namespace medseg::studio {
 
 LabelStyle defaultLabelStyle(int label) {
-  switch (label) {
-    case 1: return {"edema", QColor(40, 200, 60), 0.45, true};
-    case 2: return {"non-enhancing", QColor(230, 60, 50), 0.55, true};
-    case 3: return {"enhancing", QColor(250, 220, 40), 0.6, true};
-    default: break;
-  }
-  static const QColor palette[] = {QColor(60, 120, 250), QColor(250, 120, 200), QColor(80, 220, 220),
-                                   QColor(180, 100, 250), QColor(250, 160, 60)};
-  return {QString("label %1").arg(label), palette[label % 5], 0.5, true};
+  // One palette for slices, the 3-D view and `medseg render`.
+  const render::LabelLook look = render::defaultLabelLook(label);
+  return {QString::fromStdString(look.name), QColor(look.colour.r, look.colour.g, look.colour.b), look.opacity, true};
 }
 
 ViewerDocument::ViewerDocument(QObject* parent) : QObject(parent) {}

@@ -1,14 +1,10 @@
 #include "app/studio/VtkOpenGLWidget.h"
 
-#include <QImage>
 #include <QMouseEvent>
-#include <QPainter>
 #include <QOpenGLContext>
 #include <QOpenGLExtraFunctions>
 #include <QWheelEvent>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 
 #include <vtkCamera.h>
 #include <vtkCommand.h>
@@ -16,7 +12,6 @@
 #include <vtkOpenGLFramebufferObject.h>
 #include <vtkOpenGLState.h>
 #include <vtkRenderer.h>
-#include <vtkUnsignedCharArray.h>
 
 namespace medseg::studio {
 
@@ -25,38 +20,57 @@ VtkOpenGLWidget::VtkOpenGLWidget(QWidget* parent)
       renderWindow_(vtkSmartPointer<vtkGenericOpenGLRenderWindow>::New()),
       renderer_(vtkSmartPointer<vtkRenderer>::New()) {
   renderWindow_->AddRenderer(renderer_);
-  renderer_->SetBackground(0.08, 0.09, 0.12);
-  renderer_->SetBackground2(0.22, 0.24, 0.30);
-  renderer_->GradientBackgroundOn();
+  // Nothing renders before initializeGL has set VTK up in Qt's context.
+  renderWindow_->SetReadyForRendering(false);
+  // paintGL copies the frame into the widget itself (blitFrameToWidget).
+  renderWindow_->SetFrameBlitModeToNoBlit();
   // VTK asks the host to make its context current / whether it is current / to show a frame.
   for (unsigned long id : {vtkCommand::WindowMakeCurrentEvent, vtkCommand::WindowIsCurrentEvent,
                            vtkCommand::WindowFrameEvent})
     renderWindow_->AddObserver(id, this, &VtkOpenGLWidget::onRenderWindowEvent);
+  setUpdateBehavior(QOpenGLWidget::NoPartialUpdate);
   setMinimumSize(160, 160);
 }
 
 VtkOpenGLWidget::~VtkOpenGLWidget() {
-  if (initialized_) {
-    makeCurrent();
-    renderWindow_->Finalize();
-    doneCurrent();
-  }
+  releaseGraphics();
   renderWindow_->RemoveAllObservers();
+}
+
+QSurfaceFormat VtkOpenGLWidget::defaultFormat() {
+  QSurfaceFormat format;
+  format.setRenderableType(QSurfaceFormat::OpenGL);
+  format.setVersion(3, 2);
+  format.setProfile(QSurfaceFormat::CoreProfile);
+  format.setSwapBehavior(QSurfaceFormat::DoubleBuffer);
+  format.setRedBufferSize(8);
+  format.setGreenBufferSize(8);
+  format.setBlueBufferSize(8);
+  format.setAlphaBufferSize(8);
+  format.setDepthBufferSize(24);
+  format.setStencilBufferSize(8);
+  format.setSamples(0);  // a multisampled target cannot take VTK's linear-filtered blit
+  return format;
 }
 
 vtkRenderer* VtkOpenGLWidget::renderer() const { return renderer_; }
 vtkGenericOpenGLRenderWindow* VtkOpenGLWidget::renderWindow() const { return renderWindow_; }
 
 void VtkOpenGLWidget::onRenderWindowEvent(vtkObject*, unsigned long eventId, void* callData) {
+  QOpenGLContext* glContext = context();
   switch (eventId) {
     case vtkCommand::WindowMakeCurrentEvent:
-      makeCurrent();
+      // The context only, NOT QOpenGLWidget::makeCurrent(): that also binds the widget's
+      // framebuffer behind the back of VTK's state cache, and VTK, believing its own framebuffer
+      // still bound, then attaches its render targets to Qt's. Both framebuffers end up
+      // incomplete and every draw fails with GL_INVALID_FRAMEBUFFER_OPERATION (a blank view).
+      if (glContext && QOpenGLContext::currentContext() != glContext) glContext->makeCurrent(glContext->surface());
       break;
     case vtkCommand::WindowIsCurrentEvent:
-      *static_cast<bool*>(callData) = QOpenGLContext::currentContext() == context();
+      *static_cast<bool*>(callData) = glContext && QOpenGLContext::currentContext() == glContext;
       break;
     case vtkCommand::WindowFrameEvent:
-      if (!inPaint_) update();
+      if (!inPaint_) update();  // a render requested from outside paintGL: show it
       break;
     default: break;
   }
@@ -65,19 +79,26 @@ void VtkOpenGLWidget::onRenderWindowEvent(vtkObject*, unsigned long eventId, voi
 void VtkOpenGLWidget::initializeGL() {
   renderWindow_->SetUseOffScreenBuffers(false);  // QOpenGLWidget already renders off screen
   renderWindow_->SetForceMaximumHardwareLineWidth(1);
-  renderWindow_->SetReadyForRendering(true);
   renderWindow_->SetOwnContext(0);
   // An external context: VTK cannot tell on its own that the window is on screen and GL-capable.
   renderWindow_->SetMapped(1);
   renderWindow_->SetIsDirect(1);
   renderWindow_->SetSupportsOpenGL(1);
-  renderWindow_->SetMultiSamples(0);  // Qt's framebuffer is single-sampled; blit like to like
-  // VTK renders into its own framebuffers; paintGL copies the finished frame into the widget.
-  // (A direct framebuffer blit into Qt's framebuffer fails with GL_INVALID_FRAMEBUFFER_OPERATION
-  // on Mesa llvmpipe, so the frame goes through a pixel read and QPainter instead.)
-  renderWindow_->SetFrameBlitModeToNoBlit();
+  renderWindow_->SetReadyForRendering(true);
   renderWindow_->OpenGLInitContext();
   initialized_ = true;
+  // Qt destroys the context when the widget moves to another window: free VTK's objects first.
+  connect(context(), &QOpenGLContext::aboutToBeDestroyed, this, &VtkOpenGLWidget::releaseGraphics,
+          Qt::UniqueConnection);
+}
+
+void VtkOpenGLWidget::releaseGraphics() {
+  if (!initialized_) return;
+  makeCurrent();
+  renderWindow_->Finalize();
+  renderWindow_->SetReadyForRendering(false);
+  doneCurrent();
+  initialized_ = false;
 }
 
 void VtkOpenGLWidget::resizeGL(int width, int height) {
@@ -86,25 +107,52 @@ void VtkOpenGLWidget::resizeGL(int width, int height) {
 }
 
 void VtkOpenGLWidget::paintGL() {
-  // Qt changes OpenGL state (bound framebuffers above all) between frames behind VTK's back, so
-  // VTK's state cache is reset before it renders and restored afterwards.
-  vtkOpenGLState* state = renderWindow_->GetState();
-  state->Reset();
-  state->Push();
+  if (!initialized_) return;
+  // vtkGenericOpenGLRenderWindow::Render re-reads the GL state into VTK's cache first (Qt changed
+  // it between frames) and restores it afterwards.
   inPaint_ = true;
   renderWindow_->Render();
   inPaint_ = false;
-  const int* size = renderWindow_->GetSize();
-  vtkNew<vtkUnsignedCharArray> pixels;
-  const int read = renderWindow_->GetRGBACharPixelData(0, 0, size[0] - 1, size[1] - 1, /*front=*/1, pixels);
-  state->Pop();
+  makeCurrent();  // the render may have switched contexts (progress events); rebinds our framebuffer
+  blitFrameToWidget();
+}
+
+void VtkOpenGLWidget::blitFrameToWidget() {
+  vtkOpenGLFramebufferObject* rendered = renderWindow_->GetRenderFramebuffer();
+  if (!rendered) return;
   QOpenGLExtraFunctions* f = context()->extraFunctions();
-  f->glBindFramebuffer(GL_FRAMEBUFFER, defaultFramebufferObject());
-  if (read == VTK_ERROR || pixels->GetNumberOfTuples() != static_cast<vtkIdType>(size[0]) * size[1]) return;
-  // VTK's rows start at the bottom; QImage's at the top.
-  const QImage frame = QImage(pixels->GetPointer(0), size[0], size[1], size[0] * 4, QImage::Format_RGBA8888).mirrored();
-  QPainter painter(this);
-  painter.drawImage(rect(), frame);
+  f->glBindFramebuffer(GL_DRAW_FRAMEBUFFER, defaultFramebufferObject());
+  const GLenum target = GL_COLOR_ATTACHMENT0;
+  f->glDrawBuffers(1, &target);
+  const bool scissor = f->glIsEnabled(GL_SCISSOR_TEST) == GL_TRUE;  // the scissor clips blits too
+  if (scissor) {
+    renderWindow_->GetState()->vtkglDisable(GL_SCISSOR_TEST);
+    f->glDisable(GL_SCISSOR_TEST);
+  }
+  const int* size = rendered->GetLastSize();
+  const double ratio = devicePixelRatioF();
+  const int width = static_cast<int>(this->width() * ratio), height = static_cast<int>(this->height() * ratio);
+  renderWindow_->BlitDisplayFramebuffer(0, 0, 0, size[0], size[1], 0, 0, width, height, GL_COLOR_BUFFER_BIT,
+                                        GL_LINEAR);
+  // VTK's background has alpha 0: make the frame opaque, or the window (and grabFramebuffer
+  // screenshots) would show through it.
+  GLboolean mask[4];
+  GLfloat clear[4];
+  GLint viewport[4];
+  f->glGetBooleanv(GL_COLOR_WRITEMASK, mask);
+  f->glGetFloatv(GL_COLOR_CLEAR_VALUE, clear);
+  f->glGetIntegerv(GL_VIEWPORT, viewport);
+  f->glColorMask(GL_FALSE, GL_FALSE, GL_FALSE, GL_TRUE);
+  f->glClearColor(0.0f, 0.0f, 0.0f, 1.0f);
+  f->glViewport(0, 0, width, height);
+  f->glClear(GL_COLOR_BUFFER_BIT);
+  f->glColorMask(mask[0], mask[1], mask[2], mask[3]);
+  f->glClearColor(clear[0], clear[1], clear[2], clear[3]);
+  f->glViewport(viewport[0], viewport[1], viewport[2], viewport[3]);
+  if (scissor) {
+    renderWindow_->GetState()->vtkglEnable(GL_SCISSOR_TEST);
+    f->glEnable(GL_SCISSOR_TEST);
+  }
 }
 
 void VtkOpenGLWidget::resetCamera() {
@@ -127,13 +175,10 @@ void VtkOpenGLWidget::mouseMoveEvent(QMouseEvent* event) {
     camera->GetPosition(position);
     camera->GetFocalPoint(focal);
     camera->GetViewUp(up);
-    const double distance = camera->GetDistance();
-    const double scale = distance * 0.002;
-    double right[3];
+    const double scale = camera->GetDistance() * 0.002;
     const double* dir = camera->GetDirectionOfProjection();
-    right[0] = dir[1] * up[2] - dir[2] * up[1];
-    right[1] = dir[2] * up[0] - dir[0] * up[2];
-    right[2] = dir[0] * up[1] - dir[1] * up[0];
+    const double right[3] = {dir[1] * up[2] - dir[2] * up[1], dir[2] * up[0] - dir[0] * up[2],
+                             dir[0] * up[1] - dir[1] * up[0]};
     for (int i = 0; i < 3; ++i) {
       const double shift = (-delta.x() * right[i] + delta.y() * up[i]) * scale;
       position[i] += shift;

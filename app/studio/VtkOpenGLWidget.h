@@ -1,12 +1,13 @@
 #pragma once
 // The bridge that embeds VTK in Qt 6: Debian's VTK Qt module is built against Qt 5, so instead of
-// QVTKOpenGLNativeWidget we drive a vtkGenericOpenGLRenderWindow inside a QOpenGLWidget ourselves.
-// VTK renders into its own framebuffer with Qt's context current; paintGL blits the result into the
-// widget's framebuffer. Camera interaction (rotate, zoom, pan) is handled here, not by a VTK interactor.
+// QVTKOpenGLNativeWidget we drive a vtkGenericOpenGLRenderWindow inside a QOpenGLWidget ourselves,
+// the way VTK's own QVTKRenderWindowAdapter does: VTK renders with Qt's context current into its
+// own framebuffers, and paintGL blits the finished frame into the widget's framebuffer.
+// Camera interaction (rotate, zoom, pan) is handled here, not by a VTK interactor.
 #include <QOpenGLWidget>
 #include <QPointF>
+#include <QSurfaceFormat>
 
-#include <vtkNew.h>
 #include <vtkSmartPointer.h>
 
 class vtkGenericOpenGLRenderWindow;
@@ -21,9 +22,13 @@ class VtkOpenGLWidget : public QOpenGLWidget {
   explicit VtkOpenGLWidget(QWidget* parent = nullptr);
   ~VtkOpenGLWidget() override;
 
+  // What VTK's OpenGL2 backend needs (3.2 core, no multisampling in Qt's buffers: VTK's own
+  // framebuffers multisample). Set with QSurfaceFormat::setDefaultFormat before QApplication.
+  static QSurfaceFormat defaultFormat();
+
   vtkRenderer* renderer() const;
   vtkGenericOpenGLRenderWindow* renderWindow() const;
-  void resetCamera();
+  virtual void resetCamera();
 
  protected:
   void initializeGL() override;
@@ -35,6 +40,8 @@ class VtkOpenGLWidget : public QOpenGLWidget {
 
  private:
   void onRenderWindowEvent(vtkObject* caller, unsigned long eventId, void* callData);
+  void blitFrameToWidget();
+  void releaseGraphics();
 
   vtkSmartPointer<vtkGenericOpenGLRenderWindow> renderWindow_;
   vtkSmartPointer<vtkRenderer> renderer_;

@@ -10,23 +10,11 @@
 #include "app/studio/Screenshot.h"
 #include "app/studio/SurfaceView.h"
 #include "app/studio/ViewerDocument.h"
-
-namespace {
-void useOpenGlCoreProfile() {
-  // VTK's OpenGL2 backend needs 3.2 core; Qt's widgets work with it too.
-  QSurfaceFormat format;
-  format.setRenderableType(QSurfaceFormat::OpenGL);
-  format.setVersion(3, 2);
-  format.setProfile(QSurfaceFormat::CoreProfile);
-  format.setDepthBufferSize(24);
-  format.setStencilBufferSize(8);
-  format.setSwapBehavior(QSurfaceFormat::DoubleBuffer);
-  QSurfaceFormat::setDefaultFormat(format);
-}
-}  // namespace
+#include "app/studio/VtkOpenGLWidget.h"
 
 int main(int argc, char** argv) {
-  useOpenGlCoreProfile();
+  // VTK's OpenGL2 backend needs a 3.2 core context; Qt's widgets work with it too.
+  QSurfaceFormat::setDefaultFormat(medseg::studio::VtkOpenGLWidget::defaultFormat());
   QApplication::setAttribute(Qt::AA_ShareOpenGLContexts);
   QApplication app(argc, argv);
   QApplication::setApplicationName("medseg-studio");

@@ -15,6 +15,7 @@
 #include "core/train/DataLoader.h"
 #include "core/train/Optimizer.h"
 #include "core/train/TrainingCheckpoint.h"
+#include "core/train/TrainingData.h"
 #include "core/train/TrainingEngine.h"
 #include "core/train/Validation.h"
 #include "core/util/AtomicFile.h"
@@ -26,55 +27,20 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-struct LoadedData {
-  std::shared_ptr<std::vector<TrainingCase>> train = std::make_shared<std::vector<TrainingCase>>();
-  std::vector<ValidationCase> validation;
-};
-
-// Mirrors core/train/Trainer.cpp's loading (which is private to it): resolve the config against the
-// data set, preprocess every labelled case, split, fix the patch size.
-LoadedData loadData(TrainConfig& config) {
-  if (config.data.empty()) throw InputError("no data set given: set `data:` in the training config or pass --data DIR");
-  const Dataset dataset = loadDataset(config.data);
-  resolveWithDataset(config, dataset);
-  std::vector<const CaseEntry*> labelled;
-  for (const auto& entry : dataset.training)
-    if (!entry.label.empty()) labelled.push_back(&entry);
-  if (labelled.empty()) throw InputError(dataset.jsonPath().string() + " lists no labelled training cases");
-  const CaseSplit split = splitCases(labelled.size(), config);
-  const std::set<size_t> validationSet(split.validation.begin(), split.validation.end());
-  struct Prepared {
-    std::string id;
-    torch::Tensor image, labels;
-    bool validation;
-  };
-  std::vector<Prepared> prepared;
-  std::vector<std::array<int64_t, 3>> shapes;
-  for (size_t i = 0; i < labelled.size(); ++i) {
-    throwIfInterrupted("preprocessing");
-    const ImageVolume image = loadCaseImage(*labelled[i]);
-    const LabelVolume labels = loadCaseLabels(*labelled[i]);
-    if (image.channels != config.network.inChannels)
-      throw InputError("case " + labelled[i]->id + " has " + std::to_string(image.channels) +
-                       " channels, the data set declares " + std::to_string(config.network.inChannels));
-    const PreprocessedCase pre = preprocess(image, &labels, config.preprocessing);
-    auto labelTensor = labelsToTensor(pre.labels).squeeze(0).contiguous();
-    prepared.push_back({labelled[i]->id, imageToTensor(pre.image), labelTensor, validationSet.count(i) > 0});
-    shapes.push_back({labelTensor.size(0), labelTensor.size(1), labelTensor.size(2)});
+// A checkpoint continues only the run that wrote it: settings that change what is computed must
+// match (data location, time budget, threads, device and loader may differ).
+void requireSameComputation(nlohmann::json saved, nlohmann::json current, const std::filesystem::path& checkpoint) {
+  for (const char* runtimeOnly : {"data", "max_minutes", "threads", "device", "loader"}) {
+    saved.erase(runtimeOnly);
+    current.erase(runtimeOnly);
   }
-  resolvePatchSize(config, shapes);
-  for (int64_t edge : config.patchSize)
-    if (edge % config.network.sizeDivisor() != 0)
-      throw InputError("training config: patch_size edges must be multiples of " + std::to_string(config.network.sizeDivisor()));
-  LoadedData data;
-  for (auto& p : prepared) {
-    if (p.validation)
-      data.validation.push_back({p.id, p.image, p.labels});
-    else
-      data.train->push_back(makeTrainingCase(p.id, p.image, p.labels, config.patchSize));
-  }
-  if (data.train->empty()) throw InputError("every labelled case went to validation; lower validation.fraction or cases");
-  return data;
+  if (saved == current) return;
+  std::string differing;
+  for (const auto& [key, value] : current.items())
+    if (!saved.contains(key) || saved[key] != value) differing += (differing.empty() ? "" : ", ") + key;
+  throw InputError(checkpoint.string() + " was written by a run with another config (" +
+                   (differing.empty() ? std::string("keys differ") : differing) +
+                   "); start it with --fresh or use another run folder");
 }
 
 // This rank's slice of step `step`'s global batch: one generator per global sample index.
@@ -124,7 +90,7 @@ DataParallelResult trainDataParallel(TrainConfig config, const DataParallelOptio
   const auto threads = config.threads > 0 ? config.threads : static_cast<int64_t>(std::thread::hardware_concurrency());
   torch::set_num_threads(static_cast<int>(std::max<int64_t>(1, threads)));
 
-  LoadedData data = loadData(config);
+  TrainingData data = loadTrainingData(config, reporter, writer);
   DataParallelResult result;
   result.ranks = ranks;
   result.loadSeconds = since(start);
@@ -152,14 +118,29 @@ DataParallelResult trainDataParallel(TrainConfig config, const DataParallelOptio
 
   TrainingState state;
   state.samplerSeed = config.seed;
-  state.config = config.toJson();
   const int64_t totalSteps = config.totalSteps();
+  int64_t firstStep = 0;
+  if (options.resume) {
+    const auto checkpoint = options.runDir / "checkpoint.pt";
+    if (options.runDir.empty() || !std::filesystem::exists(checkpoint))
+      throw InputError("cannot resume: " + checkpoint.string() + " does not exist (start the run without --resume)");
+    requireSameComputation(readTrainingState(checkpoint).config, config.toJson(), checkpoint);
+    state = loadTrainingCheckpoint(checkpoint, engine.model(), engine.optimizer());
+    engine.setStepIndex(state.step);
+    firstStep = state.step;
+    result.bestWholeTumourDice = state.bestWholeTumourDice;
+    result.epochs = state.epoch;
+    if (rank == 0)
+      reporter.log("resuming " + options.runDir.string() + " at step " + std::to_string(firstStep) + " of " +
+                   std::to_string(totalSteps));
+  }
+  state.config = config.toJson();
   std::unique_ptr<Progress> progress;
-  if (rank == 0) progress = std::make_unique<Progress>(reporter, "train", totalSteps);
-  auto next = std::async(std::launch::async, [&] { return makeShard(factory, 0, rank, ranks, config.batchSize); });
+  if (rank == 0) progress = std::make_unique<Progress>(reporter, "train", std::max<int64_t>(0, totalSteps - firstStep));
+  auto next = std::async(std::launch::async, [&] { return makeShard(factory, firstStep, rank, ranks, config.batchSize); });
   double stepSeconds = 0.0, commSeconds = 0.0, epochLoss = 0.0;
   int64_t epochSteps = 0;
-  for (int64_t step = 0; step < totalSteps; ++step) {
+  for (int64_t step = firstStep; step < totalSteps; ++step) {
     throwIfInterrupted("data-parallel training");
     Batch batch = next.get();
     if (step + 1 < totalSteps)

@@ -7,7 +7,8 @@
 // process with batch B — bit for bit up to float summation order (with per-sample losses and norms:
 // loss.batch_dice false, instance/group norm). Validation cases are shared out over the ranks and
 // their Dice sums reduced. Rank 0 alone writes the run folder (config.json, checkpoint.pt, best.pt,
-// metrics.jsonl, metrics.json); every rank writes timings/rank-<r>.json.
+// metrics.jsonl, metrics.json); every rank writes timings/rank-<r>.json. A run killed part way (a
+// rank died, the job hit its time limit) continues from checkpoint.pt with options.resume.
 #if MEDSEG_HAVE_MPI
 #include <mpi.h>
 
@@ -29,6 +30,10 @@ struct DataParallelOptions {
   size_t bucketBytes = 25u << 20;
   bool overlap = true;                // reduce buckets during backward
   bool validate = true;
+  // Continue runDir/checkpoint.pt (written by an earlier, interrupted or killed run): every rank
+  // loads it (the run folder is on a file system all ranks see), so weights and optimizer state
+  // agree; batches depend only on (seed, step), so the continuation is the run that was cut off.
+  bool resume = false;
   // After each validated epoch (same value on every rank); return false to stop (successive halving).
   // Called on every rank; only rank 0's answer counts, it is broadcast.
   std::function<bool(int64_t epoch, double wholeTumourDice)> onValidation;

@@ -8,6 +8,7 @@
 
 #include "cluster/parallel/DataParallelTrainer.h"
 #include "cluster/parallel/MpiEnvironment.h"
+#include "cluster/parallel/TrialProcess.h"
 #include "cluster/search/ResultsJournal.h"
 #include "cluster/search/SearchReport.h"
 #include "cluster/search/SearchSpace.h"
@@ -54,6 +55,20 @@ TrialRecord runTrial(const ExperimentOptions& options, const Plan& plan, const j
     trial.params = record.params;
     json document = trialConfig(options.configDocument, trial, plan.space, groupSize);
     if (!options.dataPath.empty()) document["data"] = options.dataPath;
+    if (groupSize == 1 && options.isolateTrials) {
+      TrialProcessOptions child;
+      child.medsegProgram = options.medsegProgram.empty() ? defaultMedsegProgram() : options.medsegProgram;
+      child.trialDir = options.runDir / "trials" / record.trial;
+      child.config = document;
+      child.onValidation = onRung;
+      const TrialOutcome outcome = runTrialProcess(child);
+      record.status = outcome.status;
+      record.error = outcome.error;
+      record.dice = outcome.dice;
+      record.epochs = outcome.epochs;
+      record.seconds = since(start);
+      return record;
+    }
     const TrainConfig config = TrainConfig::fromJson(document);
     DataParallelOptions dp;
     dp.comm = comm;
@@ -66,6 +81,8 @@ TrialRecord runTrial(const ExperimentOptions& options, const Plan& plan, const j
     record.status = result.stoppedEarly ? "stopped" : "finished";
     record.dice = result.wholeTumourDice;
     record.epochs = result.epochs;
+  } catch (const Interrupted&) {
+    throw;  // a stop of the whole search, not a failure of this trial
   } catch (const std::exception& error) {
     record.status = "failed";
     record.error = error.what();

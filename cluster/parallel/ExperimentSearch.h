@@ -10,8 +10,12 @@
 // always completes with a report (search-report.json/.txt). With one rank in total, rank 0 runs the
 // trials itself.
 //
-// Open MPI ends the whole job when a process dies; a search whose worker was killed is finished by
-// submitting it again on the same run folder (finished trials are not redone).
+// Trials of one rank each run in a child process (`medseg --json train`, TrialProcess.h): a trial
+// that crashes or is killed (SIGKILL, out of memory) is recorded failed and requeued — its retry
+// resumes from the trial's checkpoint — and the search goes on. Trials spanning a group of ranks run
+// inside the ranks (data parallel over the group's communicator); Open MPI ends the whole job when
+// one of those processes dies, and submitting the search again on the same run folder
+// (`medseg submit --resume`) finishes it without redoing finished trials.
 #if MEDSEG_HAVE_MPI
 #include <mpi.h>
 
@@ -31,6 +35,8 @@ struct ExperimentOptions {
   int groupSize = 1;
   int maxAttempts = 2;                // per trial, failures included
   bool keepTrialFolders = true;       // trials/<id>/ with each trial's checkpoint and metrics
+  bool isolateTrials = true;          // one-rank trials in child processes (TrialProcess.h)
+  std::filesystem::path medsegProgram;  // for isolated trials; empty: defaultMedsegProgram()
 };
 
 struct ExperimentResult {

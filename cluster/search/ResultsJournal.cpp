@@ -1,10 +1,13 @@
 #include "cluster/search/ResultsJournal.h"
 
 #include <fstream>
+#include <limits>
+#include <optional>
 #include <sstream>
 
 #include "core/util/AtomicFile.h"
 #include "core/util/Interrupt.h"
+#include "core/util/JsonNumbers.h"
 
 namespace medseg::cluster {
 
@@ -16,32 +19,74 @@ nlohmann::json TrialRecord::toJson() const {
   return out;
 }
 
+namespace {
+
+// Journal lines are read back after crashes and from other machines: every field is type-checked so a
+// damaged line is an InputError (a warning for load()), never an out-of-range cast.
+const nlohmann::json& field(const nlohmann::json& json, const char* key) {
+  const auto it = json.find(key);
+  if (it == json.end()) throw InputError(std::string("no \"") + key + "\" field");
+  return *it;
+}
+
+std::string textField(const nlohmann::json& json, const char* key, std::optional<std::string> fallback = std::nullopt) {
+  if (fallback && !json.contains(key)) return *fallback;
+  const auto& value = field(json, key);
+  if (!value.is_string()) throw InputError(std::string("\"") + key + "\" must be a string");
+  return value.get<std::string>();
+}
+
+double numberField(const nlohmann::json& json, const char* key, double fallback) {
+  if (!json.contains(key)) return fallback;
+  if (!json.at(key).is_number()) throw InputError(std::string("\"") + key + "\" must be a number");
+  return json.at(key).get<double>();
+}
+
+int64_t wholeField(const nlohmann::json& json, const char* key, int64_t fallback, int64_t lowest, int64_t highest) {
+  if (!json.contains(key)) return fallback;
+  const auto value = wholeNumber(json.at(key), lowest, highest);
+  if (!value) throw InputError(std::string("\"") + key + "\" must be a whole number in " + std::to_string(lowest) + ".." +
+                               std::to_string(highest));
+  return *value;
+}
+
+}  // namespace
+
 TrialRecord TrialRecord::fromJson(const nlohmann::json& json) {
+  if (!json.is_object()) throw InputError("a trial record must be a JSON object");
   TrialRecord r;
-  r.trial = json.at("trial").get<std::string>();
-  r.key = json.at("key").get<std::string>();
-  r.status = json.at("status").get<std::string>();
+  r.trial = textField(json, "trial");
+  r.key = textField(json, "key");
+  r.status = textField(json, "status");
   if (r.status != "finished" && r.status != "failed" && r.status != "stopped")
     throw InputError("unknown trial status \"" + r.status + "\"");
   r.params = json.value("params", nlohmann::json::object());
-  r.dice = json.value("dice", -1.0);
-  r.seconds = json.value("seconds", 0.0);
-  r.worker = json.value("worker", -1);
-  r.attempt = json.value("attempt", 1);
-  r.epochs = json.value("epochs", static_cast<int64_t>(0));
-  r.error = json.value("error", std::string());
+  r.dice = numberField(json, "dice", -1.0);
+  r.seconds = numberField(json, "seconds", 0.0);
+  r.worker = static_cast<int>(wholeField(json, "worker", -1, -1, std::numeric_limits<int>::max()));
+  r.attempt = static_cast<int>(wholeField(json, "attempt", 1, 1, std::numeric_limits<int>::max()));
+  r.epochs = wholeField(json, "epochs", 0, 0, std::numeric_limits<int64_t>::max());
+  r.error = textField(json, "error", std::string());
   return r;
 }
 
 ResultsJournal::ResultsJournal(std::filesystem::path file) : file_(std::move(file)) {}
 
 void ResultsJournal::load() {
+  std::error_code ec;
+  if (!std::filesystem::exists(file_, ec)) {
+    parse("");
+    return;
+  }
+  const std::string text = readTextFile(file_, 256u << 20);
+  parse(text);
+  if (!text.empty() && text.back() != '\n') appendLineDurably(file_, "");  // end the torn line
+}
+
+void ResultsJournal::parse(const std::string& text) {
   records_.clear();
   rungs_.clear();
   warnings_.clear();
-  std::error_code ec;
-  if (!std::filesystem::exists(file_, ec)) return;
-  const std::string text = readTextFile(file_, 256u << 20);
   std::istringstream lines(text);
   std::string line;
   int number = 0;
@@ -50,17 +95,19 @@ void ResultsJournal::load() {
     if (line.empty()) continue;
     try {
       const auto json = nlohmann::json::parse(line);
-      if (json.value("event", std::string()) == "rung")
-        rungs_.push_back({json.at("trial").get<std::string>(), json.at("key").get<std::string>(),
-                          json.at("rung").get<int64_t>(), json.at("dice").get<double>()});
-      else
+      if (json.is_object() && json.value("event", std::string()) == "rung") {
+        field(json, "rung");  // both required; their types are checked below
+        field(json, "dice");
+        rungs_.push_back({textField(json, "trial"), textField(json, "key"),
+                          wholeField(json, "rung", 0, 0, std::numeric_limits<int64_t>::max()),
+                          numberField(json, "dice", 0.0)});
+      } else
         records_.push_back(TrialRecord::fromJson(json));
     } catch (const std::exception& error) {
       warnings_.push_back(file_.string() + " line " + std::to_string(number) +
                           " is incomplete or invalid (a search killed while writing?) and is ignored: " + error.what());
     }
   }
-  if (!text.empty() && text.back() != '\n') appendLineDurably(file_, "");  // end the torn line
 }
 
 void ResultsJournal::append(const TrialRecord& record) {

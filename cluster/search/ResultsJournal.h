@@ -41,6 +41,8 @@ class ResultsJournal {
   // Reads what is there; torn/invalid lines become warnings. Also terminates a torn last line, so
   // the next append starts on a line of its own.
   void load();
+  // The same from journal text already in memory (no file access): what load() does after reading.
+  void parse(const std::string& text);
   void append(const TrialRecord& record);
   void appendRung(const RungRecord& rung);
 

@@ -4,6 +4,7 @@
 #include "cluster/submit/Process.h"
 #include "cluster/submit/SlurmBackend.h"
 #include "cluster/submit/SshBackend.h"
+#include "core/util/ExecutablePath.h"
 #include "core/util/Interrupt.h"
 
 namespace medseg::cluster {
@@ -28,6 +29,9 @@ std::filesystem::path runConfigPath(const RunSpec& spec, const std::filesystem::
 }
 
 std::vector<std::string> workerArgv(const RunSpec& spec, const std::filesystem::path& runDir, const BackendOptions& options) {
+  if (runDir.empty() || runDir.string().front() == '-')
+    throw InputError("run folder \"" + runDir.string() + "\" must be named by a path that does not start with '-' "
+                     "(medseg-worker would read it as an option)");
   std::vector<std::string> argv{resolveWorkerProgram(options), "--run-dir", runDir.string(), "--mode", toString(spec.mode),
                                 "--config", runConfigPath(spec, runDir).string()};
   if (!spec.dataPath.empty()) argv.insert(argv.end(), {"--data", spec.dataPath});

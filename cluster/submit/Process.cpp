@@ -38,7 +38,9 @@ class SpawnAttributes {
 
 pid_t spawnWith(const std::vector<std::string>& argv, const SpawnOptions& options, SpawnAttributes& spawn) {
   if (argv.empty()) throw std::runtime_error("cannot start a process without a program name");
-  if (!options.stdoutFile.empty())
+  if (options.stdoutDescriptor >= 0)
+    posix_spawn_file_actions_adddup2(&spawn.actions, options.stdoutDescriptor, STDOUT_FILENO);
+  else if (!options.stdoutFile.empty())
     posix_spawn_file_actions_addopen(&spawn.actions, STDOUT_FILENO, options.stdoutFile.c_str(),
                                      O_WRONLY | O_CREAT | O_APPEND, 0644);
   if (!options.stderrFile.empty())
@@ -152,12 +154,6 @@ bool isProcessAlive(pid_t pid) {
   const auto close = text.rfind(')');
   if (close == std::string::npos || close + 2 >= text.size()) return ::kill(pid, 0) == 0;
   return text[close + 2] != 'Z';
-}
-
-std::filesystem::path executableDirectory() {
-  std::error_code ec;
-  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::filesystem::current_path() : self.parent_path();
 }
 
 }  // namespace medseg::cluster

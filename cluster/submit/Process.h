@@ -15,6 +15,7 @@ struct SpawnOptions {
   std::filesystem::path workingDirectory;  // empty: inherit
   bool newSession = false;                 // detach from the terminal's process group (Ctrl-C)
   std::vector<std::string> environment;    // extra NAME=VALUE entries on top of ours
+  int stdoutDescriptor = -1;               // >= 0: the child's stdout is this descriptor (a pipe)
 };
 
 // Starts argv[0] (looked up on PATH when it has no '/'); throws std::runtime_error naming the program
@@ -38,8 +39,5 @@ ProcessResult runCapture(const std::vector<std::string>& argv, double timeoutSec
 
 // True while a process with this id exists and is not a zombie.
 bool isProcessAlive(pid_t pid);
-
-// The folder holding the running executable (/proc/self/exe), to find sibling programs.
-std::filesystem::path executableDirectory();
 
 }  // namespace medseg::cluster

@@ -1,5 +1,9 @@
 #include "cluster/submit/ResultFiles.h"
 
+#include <cctype>
+#include <fstream>
+
+#include "core/io/ImageIO.h"
 #include "core/util/AtomicFile.h"
 #include "core/util/Interrupt.h"
 
@@ -36,6 +40,35 @@ fs::path resolveResultFile(const fs::path& runDir, const fs::path& relative, uin
     throw InputError("result file " + shown + " is " + std::to_string(size) + " bytes, more than the " +
                      std::to_string(maxBytes) + " expected; refusing to read it");
   return resolved;
+}
+
+fs::path resolveResultFile(const fs::path& runDir, const fs::path& relative, ResultKind kind, uintmax_t maxBytes) {
+  const fs::path file = resolveResultFile(runDir, relative, maxBytes);
+  const std::string shown = relative.string();
+  if (kind == ResultKind::Checkpoint) {
+    std::ifstream in(file, std::ios::binary);
+    char magic[4] = {0, 0, 0, 0};
+    in.read(magic, 4);
+    if (in.gcount() != 4 || magic[0] != 'P' || magic[1] != 'K' || magic[2] != 3 || magic[3] != 4)
+      throw InputError("result " + shown + " is not a model file (no PyTorch archive signature)");
+    return file;
+  }
+  // Only single-file NIfTI: NRRD and MetaImage headers may name a data file anywhere (/etc/shadow, a
+  // device), which would be read behind the checks above.
+  std::string name = file.filename().string();
+  for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const auto endsWith = [&name](const std::string& suffix) {
+    return name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  if (!endsWith(".nii.gz") && !endsWith(".nii"))
+    throw InputError("result " + shown + " is not a NIfTI image (.nii.gz or .nii); returned images must be single "
+                     "files, other formats can name data files outside the run folder");
+  try {
+    readImageHeader(file);
+  } catch (const ImageIOError& error) {
+    throw InputError("result " + shown + " is not a usable image: " + error.what());
+  }
+  return file;
 }
 
 nlohmann::json readResultJson(const fs::path& runDir, const fs::path& relative, uintmax_t maxBytes) {

@@ -169,6 +169,25 @@ void RunDirectory::setState(RunState next, const nlohmann::json& fields) {
   writeState(document);
 }
 
+void RunDirectory::requeue() {
+  StateLock lock(path_);
+  auto document = stateDocument();
+  const RunState current = parseRunState(document["state"].get<std::string>());
+  if (current == RunState::Finished)
+    throw InputError("run " + path_.filename().string() + " already finished; submit a new run instead");
+  if (!isTerminal(current))
+    throw InputError("run " + path_.filename().string() + " is still " + toString(current) +
+                     "; cancel it first (medseg runs cancel " + path_.filename().string() + ")");
+  for (const char* launcherField : {"pid", "job_id", "remote_pid", "exit_code", "message", "slurm_state", "argv"})
+    document.erase(launcherField);
+  const std::string now = currentTimestamp();
+  document["attempt"] = document.value("attempt", 1) + 1;
+  document["state"] = toString(RunState::Queued);
+  document["updated"] = now;
+  document["history"].push_back({{"state", toString(RunState::Queued)}, {"time", now}, {"message", "resubmitted"}});
+  writeState(document);
+}
+
 void RunDirectory::updateFields(const nlohmann::json& fields) {
   StateLock lock(path_);
   auto document = stateDocument();

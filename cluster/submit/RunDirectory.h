@@ -9,7 +9,9 @@
 //   metrics.json    the run's final metrics (written by rank 0)
 //   masks/          predicted masks, when the run produces any
 // A run moves queued -> running -> finished|failed|cancelled (queued may fail or be cancelled
-// directly); terminal states are final.
+// directly); finished is final. A failed or cancelled run may be resubmitted (requeue()): it goes
+// back to queued in the same folder, keeps its history and continues from what it saved
+// (checkpoint.pt of a data-parallel run, results.jsonl of a search).
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -49,6 +51,9 @@ class RunDirectory {
   // Moves to `next` (InputError for a forbidden transition, e.g. out of a terminal state), merging
   // `fields` (job_id, pid, exit_code, message, ...) into run.json. Same-state updates just merge.
   void setState(RunState next, const nlohmann::json& fields = nlohmann::json::object());
+  // Failed/cancelled -> queued for a resubmission (attempt counter + 1, launcher fields cleared);
+  // InputError for a run that finished or is still queued/running.
+  void requeue();
   // Merges fields without changing the state (job id after submission, ...).
   void updateFields(const nlohmann::json& fields);
 

@@ -47,8 +47,13 @@ void RunSpec::validate() const {
   if (!account.empty() && !isPlainToken(account))
     throw InputError("account: only letters, digits, '.', '_' and '-' are allowed, found \"" + account + "\"");
   if (configPath.empty()) throw InputError("config: a training config file is required (--config FILE)");
-  for (const auto* text : {&configPath, &dataPath})
+  for (const auto* text : {&configPath, &dataPath}) {
     if (text->find('\0') != std::string::npos) throw InputError("paths must not contain NUL bytes");
+    // medseg-worker (and mpirun before it) would read such a value as an option of its own.
+    if (!text->empty() && text->front() == '-')
+      throw InputError("path \"" + *text + "\" starts with '-', which medseg-worker would read as an option; write it "
+                       "as ./" + *text + " or as an absolute path");
+  }
   for (const auto& argument : extraArgs)
     if (argument.find('\0') != std::string::npos) throw InputError("extra arguments must not contain NUL bytes");
 }

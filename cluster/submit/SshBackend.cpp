@@ -45,13 +45,17 @@ std::string SshBackend::hostOf(const RunDirectory& run) const {
 LaunchPlan SshBackend::plan(const RunSpec& spec, const std::filesystem::path& runDir) const {
   spec.validate();
   if (options_.hostfile.empty()) throw InputError("ssh backend: --hostfile FILE (on the login host) is required");
+  if (options_.hostfile.front() == '-')
+    throw InputError("ssh backend: --hostfile \"" + options_.hostfile + "\" starts with '-', which mpirun would read as "
+                     "an option; give the path as ./" + options_.hostfile + " or absolute");
   std::vector<std::string> mpirun{options_.mpirunProgram, "--hostfile", options_.hostfile, "-np", std::to_string(spec.ranks)};
   const auto worker = workerArgv(spec, runDir, options_);
   mpirun.insert(mpirun.end(), worker.begin(), worker.end());
   const auto logs = runDir / "logs";
   LaunchPlan plan;
-  // Only the operators (&&, >, 2>, <, &) and `echo $!` are shell syntax; every value is quoted.
-  plan.remoteCommand = "cd " + shellQuote(runDir.string()) + " && nohup " + shellJoin(mpirun) + " > " +
+  // Only the operators (&&, >, 2>, <, &) and `echo $!` are shell syntax; every value is quoted, and
+  // `cd --` keeps a folder name starting with '-' from being read as an option.
+  plan.remoteCommand = "cd -- " + shellQuote(runDir.string()) + " && nohup " + shellJoin(mpirun) + " > " +
                        shellQuote((logs / "launcher.out").string()) + " 2> " +
                        shellQuote((logs / "launcher.err").string()) + " < /dev/null & echo $!";
   plan.argv = sshArgv(options_.host, plan.remoteCommand);

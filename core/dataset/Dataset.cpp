@@ -84,19 +84,21 @@ std::pair<size_t, size_t> lineAndColumn(const std::string& text, size_t byte) {
   return {line, column};
 }
 
-json parseDatasetJson(const fs::path& file) {
+std::string readDatasetJsonFile(const fs::path& file) {
   std::error_code ec;
   if (!fs::is_directory(file.parent_path(), ec))
     throw DatasetError("data-set folder " + file.parent_path().string() + " does not exist or is not a folder");
   if (!fs::exists(file, ec))
     throw DatasetError("no dataset.json in " + file.parent_path().string() +
                        ": a data-set folder needs one (MSD or nnU-Net v2 format)");
-  std::string text;
   try {
-    text = readTextFile(file, kMaxDatasetJsonBytes);
+    return readTextFile(file, kMaxDatasetJsonBytes);
   } catch (const std::exception& e) {
     throw DatasetError(std::string("dataset.json: ") + e.what());
   }
+}
+
+json parseDatasetJsonText(const std::string& text, const fs::path& file) {
   try {
     return json::parse(text);
   } catch (const json::parse_error& e) {
@@ -106,6 +108,8 @@ json parseDatasetJson(const fs::path& file) {
     if (colon != std::string::npos) detail = detail.substr(colon + 2);
     throw DatasetError(file.string() + " is not valid JSON: line " + std::to_string(line) + ", column " +
                        std::to_string(column) + ": " + detail);
+  } catch (const json::exception& e) {  // out_of_range: a number like 9e999999 overflows a double
+    throw DatasetError(file.string() + " is not valid JSON: " + e.what());
   }
 }
 
@@ -401,9 +405,13 @@ fs::path resolveInsideDataset(const fs::path& root, const std::string& relative)
 }
 
 Dataset loadDataset(const fs::path& root) {
+  return datasetFromJson(readDatasetJsonFile(root / "dataset.json"), root);
+}
+
+Dataset datasetFromJson(const std::string& text, const fs::path& root) {
   Dataset dataset;
   dataset.root = root;
-  const json doc = parseDatasetJson(dataset.jsonPath());
+  const json doc = parseDatasetJsonText(text, dataset.jsonPath());
   if (!doc.is_object()) fail("the top level must be an object, found " + typeName(doc));
   dataset.name = optionalString(doc, "name");
   if (dataset.name.empty()) dataset.name = fs::absolute(root).lexically_normal().filename().string();

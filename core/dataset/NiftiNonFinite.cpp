@@ -10,10 +10,14 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/io/ImageIO.h"
+
 namespace medseg {
 namespace fs = std::filesystem;
 
 namespace {
+
+constexpr uint64_t kMaxOffset = uint64_t{1} << 40;  // vox_offset: real headers hold a few hundred bytes
 
 struct GzCloser {
   void operator()(gzFile_s* file) const { gzclose(file); }
@@ -61,11 +65,13 @@ bool parseHeader(const unsigned char* header, size_t available, PayloadLayout& l
     for (int i = 0; i < 8; ++i) dims[i] = fieldAt<int16_t>(header + 40 + 2 * i, layout.swap);
     datatype = fieldAt<int16_t>(header + 70, layout.swap);
     const float offset = fieldAt<float>(header + 108, layout.swap);
+    if (!(offset < kMaxOffset)) return false;  // also nan; a cast of 1e30 would be undefined
     layout.offset = offset >= 348 ? static_cast<uint64_t>(offset) : 348;
   } else {
     datatype = fieldAt<int16_t>(header + 12, layout.swap);
     for (int i = 0; i < 8; ++i) dims[i] = fieldAt<int64_t>(header + 16 + 8 * i, layout.swap);
     const int64_t offset = fieldAt<int64_t>(header + 168, layout.swap);
+    if (offset >= static_cast<int64_t>(kMaxOffset)) return false;
     layout.offset = offset >= 540 ? static_cast<uint64_t>(offset) : 540;
   }
   if (datatype == 16) layout.bytesPerVoxel = 4;
@@ -74,10 +80,18 @@ bool parseHeader(const unsigned char* header, size_t available, PayloadLayout& l
   const int64_t rank = dims[0];
   if (rank < 1 || rank > 7) return false;
   auto dim = [&](int i) { return i <= rank ? std::max<int64_t>(dims[i], 1) : 1; };
-  layout.voxelsPerChannel = dim(1) * dim(2) * dim(3);
+  // NIfTI-2 sizes are 64-bit: products that overflow describe no real file.
+  layout.voxelsPerChannel = 1;
   layout.channels = 1;
-  for (int i = 4; i <= rank; ++i) layout.channels *= dim(i);
-  return layout.voxelsPerChannel > 0 && layout.channels > 0;
+  for (int i = 1; i <= 3; ++i)
+    if (__builtin_mul_overflow(layout.voxelsPerChannel, dim(i), &layout.voxelsPerChannel)) return false;
+  for (int i = 4; i <= rank; ++i)
+    if (__builtin_mul_overflow(layout.channels, dim(i), &layout.channels)) return false;
+  int64_t bytes = 0;
+  if (__builtin_mul_overflow(layout.voxelsPerChannel, layout.channels, &bytes) ||
+      __builtin_mul_overflow(bytes, int64_t{layout.bytesPerVoxel}, &bytes))
+    return false;
+  return true;
 }
 
 template <typename T>
@@ -102,19 +116,22 @@ std::optional<std::vector<NonFiniteCount>> countNonFiniteNifti(const fs::path& p
   if (got <= 0 || !parseHeader(header.data(), static_cast<size_t>(got), layout)) return std::nullopt;
   if (gzseek(file.get(), static_cast<z_off_t>(layout.offset), SEEK_SET) < 0) return std::nullopt;
 
-  std::vector<NonFiniteCount> counts(static_cast<size_t>(layout.channels));
+  // Counts grow channel by channel as data is actually read: a header declaring millions of channels
+  // over a short payload fails at the first missing block instead of allocating for all of them.
+  std::vector<NonFiniteCount> counts;
   std::vector<unsigned char> buffer(static_cast<size_t>(layout.bytesPerVoxel) * (1 << 16));
   for (int64_t c = 0; c < layout.channels; ++c) {
+    counts.emplace_back();
     int64_t left = layout.voxelsPerChannel;
     while (left > 0) {
       const auto voxels = static_cast<size_t>(std::min<int64_t>(left, 1 << 16));
       const auto bytes = voxels * static_cast<size_t>(layout.bytesPerVoxel);
       if (gzread(file.get(), buffer.data(), static_cast<unsigned>(bytes)) != static_cast<int>(bytes))
-        throw std::runtime_error(path.string() + ": the voxel data is shorter than the header declares");
+        throw ImageIOError(path.string() + ": the voxel data is shorter than the header declares");
       if (layout.bytesPerVoxel == 4)
-        countBlock<float>(buffer.data(), voxels, layout.swap, counts[static_cast<size_t>(c)]);
+        countBlock<float>(buffer.data(), voxels, layout.swap, counts.back());
       else
-        countBlock<double>(buffer.data(), voxels, layout.swap, counts[static_cast<size_t>(c)]);
+        countBlock<double>(buffer.data(), voxels, layout.swap, counts.back());
       left -= static_cast<int64_t>(voxels);
     }
   }

@@ -17,7 +17,7 @@ struct NonFiniteCount {
 
 // Per channel (4th dimension) counts for a .nii / .nii.gz with float32 or float64 voxels;
 // std::nullopt for other files or types (integer voxels cannot be non-finite) and for headers this
-// scan does not understand. Throws std::runtime_error when the payload is shorter than declared.
+// scan does not understand. Throws ImageIOError when the payload is shorter than declared.
 std::optional<std::vector<NonFiniteCount>> countNonFiniteNifti(const std::filesystem::path& path);
 
 }  // namespace medseg

@@ -12,6 +12,7 @@
 #include "core/infer/VolumeTensor.h"
 #include "core/util/AtomicFile.h"
 #include "core/util/Interrupt.h"
+#include "core/util/JsonNumbers.h"
 
 namespace medseg {
 namespace {
@@ -103,13 +104,18 @@ ModelDescription torchScriptDescription(const std::filesystem::path& model, cons
                      "\"preprocessing\") or pass --classes NAME,... or --regions");
   }
   const bool explicitNetwork = json.contains("network");
-  *sizeDivisor = json.value("size_divisor", int64_t{0});
+  *sizeDivisor = 0;
+  if (json.contains("size_divisor")) {
+    const auto divisor = wholeNumber(json["size_divisor"], 0, 1024);
+    if (!divisor) throw InputError("model description " + sidecar->string() + ": size_divisor must be a whole number in 0..1024");
+    *sizeDivisor = *divisor;
+  }
   if (!explicitNetwork) {
     // Only the output count matters for a network we do not build; take it from the names.
     int64_t outputs = 0;
     if (json.contains("class_names") && json["class_names"].is_array()) outputs = int64_t(json["class_names"].size());
     else if (json.contains("region_labels") && json["region_labels"].is_array()) outputs = int64_t(json["region_labels"].size());
-    else if (json.value("targets", std::string()) == "regions") outputs = 3;
+    else if (json.contains("targets") && json["targets"] == "regions") outputs = 3;
     nlohmann::json network = nlohmann::json::object();
     if (outputs > 0) network["out_channels"] = outputs;
     if (json.contains("modalities") && json["modalities"].is_array() && !json["modalities"].empty())

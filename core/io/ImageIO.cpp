@@ -87,12 +87,15 @@ itk::ImageIOBase::Pointer createReaderIO(const fs::path& path) {
 itk::ImageIOBase::Pointer readFileHeader(const fs::path& path, const ReadOptions& options, ImageHeader& header) {
   requireReadableFile(path);
   itk::ImageIOBase::Pointer io = createReaderIO(path);
-  if (std::string(io->GetNameOfClass()) == "NiftiImageIO") checkNiftiMagic(path);
+  if (std::string(io->GetNameOfClass()) == "NiftiImageIO") checkNiftiHeader(path);
+  if (std::string(io->GetNameOfClass()) == "MetaImageIO") checkMetaImageHeader(path);
   try {
     io->SetFileName(path.string());
     io->ReadImageInformation();
   } catch (const itk::ExceptionObject& e) {
     fail(path, "cannot read header: " + describeItkError(e));
+  } catch (const std::exception& e) {  // ITK's readers also leak std exceptions on hostile headers
+    fail(path, std::string("cannot read header: ") + e.what());
   }
   header = headerFromImageIO(path, *io, options);
   return io;
@@ -305,6 +308,10 @@ ImageVolume readImage(const fs::path& path, const ReadOptions& options) {
     fail(path, "cannot read voxels (truncated or corrupt file?): " + describeItkError(e));
   } catch (const std::bad_alloc&) {
     fail(path, "out of memory reading " + describeSize(header.size, header.channels) + " voxels");
+  } catch (const ImageIOError&) {
+    throw;
+  } catch (const std::exception& e) {  // e.g. std::length_error from MetaIO on a damaged data-file pattern
+    fail(path, std::string("cannot read voxels (corrupt header?): ") + e.what());
   }
   return volume;
 }

@@ -35,8 +35,12 @@ void checkMemoryBudget(const std::filesystem::path& path, const ImageHeader& hea
 // Component type name ("uint8", "float32", ...) and its size; empty name when unsupported.
 std::string componentTypeName(itk::IOComponentEnum type);
 
-// A .nii/.nii.gz must carry the NIfTI magic; without it nifti1_io would read it as Analyze 7.5.
-void checkNiftiMagic(const std::filesystem::path& path);
+// A .nii/.nii.gz must carry the NIfTI magic (without it nifti1_io would read it as Analyze 7.5), and
+// no NIfTI header may hold a NaN or infinite voxel size or orientation: ITK aborts the process on them.
+void checkNiftiHeader(const std::filesystem::path& path);
+// A MetaImage header must be clean "Key = Value" text with well-formed layout fields (NDims, DimSize,
+// ElementType, spacing, flags): MetaIO trusts its header and has overrun its buffer on garbled ones.
+void checkMetaImageHeader(const std::filesystem::path& path);
 // Truncated or corrupt payloads must fail loudly, never as silently partial voxels (see
 // PayloadCheck.cpp). `io` has read the header of `path`.
 void verifyPayload(const std::filesystem::path& path, itk::ImageIOBase& io);

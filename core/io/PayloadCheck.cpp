@@ -8,11 +8,14 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
 #include <memory>
 #include <sstream>
+#include <vector>
 
 #include "core/io/ImageIOInternal.h"
 
@@ -57,6 +60,47 @@ T readValue(const unsigned char* bytes, bool swap) {
   return value;
 }
 
+// Version and byte order of a NIfTI header as nifti1_io decides them: the magic first (a damaged
+// sizeof_hdr does not stop nifti1_io), then dim[0], which must be 1..7, and only then sizeof_hdr.
+struct NiftiKind {
+  bool valid = false;
+  bool nifti2 = false;
+  bool swap = false;
+};
+
+NiftiKind niftiKind(const unsigned char* header, size_t available) {
+  NiftiKind kind;
+  if (available < 348) return kind;
+  const int32_t sizeRaw = readValue<int32_t>(header, false);
+  const int32_t sizeSwapped = readValue<int32_t>(header, true);
+  const bool magic1 = std::memcmp(header + 344, "n+1\0", 4) == 0 || std::memcmp(header + 344, "ni1\0", 4) == 0;
+  const bool magic2 = available >= 540 && (std::memcmp(header + 4, "n+2\0", 4) == 0 || std::memcmp(header + 4, "ni2\0", 4) == 0);
+  kind.nifti2 = magic2 || (!magic1 && available >= 540 && (sizeRaw == 540 || sizeSwapped == 540));
+  kind.valid = kind.nifti2 || magic1 || sizeRaw == 348 || sizeSwapped == 348;
+  if (!kind.valid) return kind;
+  const auto rankFits = [&](bool swapped) {
+    const int64_t rank = kind.nifti2 ? readValue<int64_t>(header + 16, swapped) : readValue<int16_t>(header + 40, swapped);
+    return rank >= 1 && rank <= 7;
+  };
+  kind.swap = rankFits(false) ? false : rankFits(true) ? true : (kind.nifti2 ? sizeRaw != 540 : sizeRaw != 348);
+  return kind;
+}
+
+// Bytes per voxel of a NIfTI datatype code, as nifti1_io sizes the payload (it goes by the datatype,
+// not by bitpix); 0 for codes it does not know.
+int niftiDatatypeBytes(int datatype) {
+  switch (datatype) {
+    case 2: case 256: return 1;               // uint8, int8
+    case 4: case 512: return 2;               // int16, uint16
+    case 8: case 16: case 768: case 2304: return 4;  // int32, float32, uint32, rgba32
+    case 32: case 64: case 1024: case 1280: return 8;  // complex64, float64, int64, uint64
+    case 128: return 3;                       // rgb24
+    case 1536: case 1792: return 16;          // float128, complex128
+    case 2048: return 32;                     // complex256
+    default: return 0;
+  }
+}
+
 struct NiftiLayout {
   bool valid = false;
   uint64_t totalBytes = 0;  // voxel offset + voxel data
@@ -64,27 +108,25 @@ struct NiftiLayout {
 
 NiftiLayout niftiLayout(const unsigned char* header, size_t available) {
   NiftiLayout layout;
-  if (available < 348) return layout;
-  const int32_t sizeRaw = readValue<int32_t>(header, false);
-  const int32_t sizeSwapped = readValue<int32_t>(header, true);
-  const bool nifti1 = sizeRaw == 348 || sizeSwapped == 348;
-  const bool nifti2 = sizeRaw == 540 || sizeSwapped == 540;
-  if (!nifti1 && !(nifti2 && available >= 540)) return layout;
-  const bool swap = nifti1 ? sizeRaw != 348 : sizeRaw != 540;
+  const NiftiKind kind = niftiKind(header, available);
+  if (!kind.valid) return layout;
+  const bool swap = kind.swap;
   int64_t dims[8];
-  int bitsPerVoxel = 0;
+  int datatype = 0;
   double offset = 0;
-  if (nifti1) {
+  if (!kind.nifti2) {
     for (int i = 0; i < 8; ++i) dims[i] = readValue<int16_t>(header + 40 + 2 * i, swap);
-    bitsPerVoxel = readValue<int16_t>(header + 72, swap);
-    offset = readValue<float>(header + 108, swap);
+    datatype = readValue<int16_t>(header + 70, swap);
+    offset = std::max<double>(readValue<float>(header + 108, swap), 352);
   } else {
     for (int i = 0; i < 8; ++i) dims[i] = readValue<int64_t>(header + 16 + 8 * i, swap);
-    bitsPerVoxel = readValue<int16_t>(header + 14, swap);
-    offset = static_cast<double>(readValue<int64_t>(header + 168, swap));
+    datatype = readValue<int16_t>(header + 12, swap);
+    offset = std::max<double>(static_cast<double>(readValue<int64_t>(header + 168, swap)), 544);
   }
-  if (dims[0] < 1 || dims[0] > 7 || bitsPerVoxel <= 0 || bitsPerVoxel % 8 != 0 || !(offset >= 0)) return layout;
-  uint64_t bytes = static_cast<uint64_t>(bitsPerVoxel / 8);
+  const int bytesPerVoxel = niftiDatatypeBytes(datatype);
+  // The offset bound also keeps the cast below defined (a float vox_offset may hold 1e38 or nan).
+  if (dims[0] < 1 || dims[0] > 7 || bytesPerVoxel == 0 || !(offset >= 0 && offset < 1e12)) return layout;
+  uint64_t bytes = static_cast<uint64_t>(bytesPerVoxel);
   for (int i = 1; i <= dims[0]; ++i) {
     if (dims[i] <= 0) return layout;
     if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(dims[i]), &bytes)) return layout;
@@ -218,17 +260,164 @@ void verifyMetaImage(const fs::path& path, uint64_t expected) {
 
 }  // namespace
 
-void checkNiftiMagic(const fs::path& path) {
-  if (!isSingleFileNifti(path)) return;
-  GzFile file(gzopen(path.c_str(), "rb"));
-  if (!file) fail(path, std::string("cannot open: ") + std::strerror(errno));
+void checkNiftiHeader(const fs::path& path) {
+  const std::string name = lowerName(path);
+  const bool singleFile = isSingleFileNifti(path);
+  // An Analyze-style pair keeps its header in the .hdr beside the .img.
+  fs::path headerFile = path;
+  if (endsWith(name, ".img") || endsWith(name, ".img.gz")) {
+    const std::string file = path.filename().string();
+    const size_t stem = file.size() - (endsWith(name, ".gz") ? 7 : 4);
+    headerFile = path.parent_path() / (file.substr(0, stem) + (endsWith(name, ".gz") ? ".hdr.gz" : ".hdr"));
+  }
+  GzFile file(gzopen(headerFile.c_str(), "rb"));
+  if (!file) {
+    if (singleFile) fail(path, std::string("cannot open: ") + std::strerror(errno));
+    return;  // ITK reports a missing header of a pair in its own words
+  }
   std::array<unsigned char, 540> header{};
   const int got = gzread(file.get(), header.data(), static_cast<unsigned>(header.size()));
-  const bool nifti1 = got >= 348 && std::memcmp(&header[344], "n+1\0", 4) == 0;
-  const bool nifti2 = got >= 540 && std::memcmp(&header[4], "n+2\0", 4) == 0;
-  if (!nifti1 && !nifti2)
+  const bool magic1 = got >= 348 && std::memcmp(&header[344], "n+1\0", 4) == 0;
+  const bool magic2 = got >= 540 && std::memcmp(&header[4], "n+2\0", 4) == 0;
+  if (singleFile && !magic1 && !magic2)
     fail(path, "not a NIfTI file: the magic number \"n+1\" (or \"n+2\") is missing from the header, so this is "
                "either damaged or another format with a .nii name");
+  if (got < 348) return;
+  const NiftiKind kind = niftiKind(header.data(), static_cast<size_t>(got));
+  if (!kind.valid) return;
+  const bool nifti1 = !kind.nifti2;
+  const bool swap = kind.swap;
+  // nifti1_io quietly turns a size of 0 or less into 1, so ITK would see neither the empty axis nor
+  // the payload the header really describes (and then over-reads its buffer for RGB voxels).
+  const int64_t rank = nifti1 ? readValue<int16_t>(&header[40], swap) : readValue<int64_t>(&header[16], swap);
+  static const char* axisNames[] = {"", "x", "y", "z", "channel", "dimension 5", "dimension 6", "dimension 7"};
+  for (int64_t axis = 1; axis <= rank && axis <= 7; ++axis) {
+    const int64_t extent = nifti1 ? readValue<int16_t>(&header[40 + 2 * axis], swap) : readValue<int64_t>(&header[16 + 8 * axis], swap);
+    if (extent == 0) fail(path, std::string("header declares size 0 along ") + axisNames[axis]);
+    if (extent < 0)
+      fail(path, "header declares a negative size (" + std::to_string(extent) + ") along " + axisNames[axis]);
+  }
+  // Voxel size and, where their codes say they are used, the qform quaternion and sform rows. A NaN or
+  // infinite one makes ITK's reader abort the whole process (vnl_svd's assert_finite), and one near
+  // the float range (1e38) never lets its SVD converge, so such headers are refused before ITK reads
+  // them. 1e6 mm (a kilometre) is far beyond any scanner's voxel size or field of view.
+  std::vector<double> fields;
+  const auto addFloats = [&](size_t offset, int count) {
+    for (int i = 0; i < count; ++i)
+      fields.push_back(nifti1 ? readValue<float>(&header[offset + 4 * i], swap) : readValue<double>(&header[offset + 8 * i], swap));
+  };
+  const int qformCode = nifti1 ? readValue<int16_t>(&header[252], swap) : readValue<int32_t>(&header[344], swap);
+  const int sformCode = nifti1 ? readValue<int16_t>(&header[254], swap) : readValue<int32_t>(&header[348], swap);
+  nifti1 ? addFloats(80, 3) : addFloats(112, 3);                   // pixdim[1..3]
+  if (qformCode > 0) nifti1 ? addFloats(256, 6) : addFloats(352, 6);  // quatern_b..qoffset_z
+  if (sformCode > 0) nifti1 ? addFloats(280, 12) : addFloats(400, 12);  // srow_x, srow_y, srow_z
+  for (double value : fields)
+    if (!(std::abs(value) <= 1e6))
+      damaged(path, "the header's voxel size or orientation (qform/sform) holds a NaN, infinite or absurd value (" +
+                        std::to_string(value) + ")");
+}
+
+namespace {
+
+// MetaIO trusts its header: a garbled one (control bytes in a key, a DimSize or ElementType with
+// trailing junk, BinaryData = $True) has made it write past its voxel buffer. Only a header whose
+// every line is clean text and whose layout fields are well formed is handed to it.
+std::vector<std::string> words(const std::string& value) {
+  std::vector<std::string> out;
+  std::istringstream in(value);
+  for (std::string word; in >> word;) out.push_back(word);
+  return out;
+}
+
+bool wholeNumber(const std::string& word, long long lowest, long long highest) {
+  errno = 0;
+  char* end = nullptr;
+  const long long value = std::strtoll(word.c_str(), &end, 10);
+  return errno == 0 && end != word.c_str() && *end == '\0' && value >= lowest && value <= highest;
+}
+
+bool finiteNumber(const std::string& word) {
+  errno = 0;
+  char* end = nullptr;
+  const double value = std::strtod(word.c_str(), &end);
+  return end != word.c_str() && *end == '\0' && std::isfinite(value);
+}
+
+}  // namespace
+
+void checkMetaImageHeader(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return;  // ITK reports it
+  std::map<std::string, std::string> fields;
+  std::string line;
+  size_t bytes = 0;
+  int number = 0;
+  while (bytes < (1u << 20) && std::getline(in, line)) {
+    bytes += line.size() + 1;
+    ++number;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const auto bad = std::find_if(line.begin(), line.end(), [](unsigned char c) { return (c < 0x20 && c != '\t') || c == 0x7f; });
+    if (bad != line.end())
+      damaged(path, "MetaImage header line " + std::to_string(number) + " holds control characters");
+    if (trimmed(line).empty()) continue;
+    const auto equals = line.find('=');
+    if (equals == std::string::npos)
+      damaged(path, "MetaImage header line " + std::to_string(number) + " is not \"Key = Value\"");
+    const std::string key = trimmed(line.substr(0, equals));
+    fields[key] = trimmed(line.substr(equals + 1));
+    if (key == "ElementDataFile") break;
+  }
+  const auto field = [&](const char* key) -> const std::string* {
+    const auto it = fields.find(key);
+    return it == fields.end() ? nullptr : &it->second;
+  };
+  const auto refuse = [&](const std::string& what) { damaged(path, "MetaImage header: " + what); };
+  const std::string* dims = field("NDims");
+  if (!dims || !wholeNumber(*dims, 1, 4)) refuse("NDims must be 1..4");
+  const auto rank = static_cast<size_t>(std::stoll(*dims));
+  const std::string* size = field("DimSize");
+  if (!size) refuse("DimSize is missing");
+  const auto extents = words(*size);
+  if (extents.size() != rank || !std::all_of(extents.begin(), extents.end(), [](const std::string& w) {
+        return wholeNumber(w, 1, 1ll << 40);
+      }))
+    refuse("DimSize must be NDims positive whole numbers, found \"" + *size + "\"");
+  for (const char* key : {"ElementSpacing", "ElementSize", "Offset", "Position", "Origin", "CenterOfRotation"})
+    if (const std::string* value = field(key)) {
+      const auto numbers = words(*value);
+      if (numbers.size() != rank || !std::all_of(numbers.begin(), numbers.end(), finiteNumber))
+        refuse(std::string(key) + " must be NDims finite numbers, found \"" + *value + "\"");
+    }
+  for (const char* key : {"TransformMatrix", "Rotation", "Orientation"})
+    if (const std::string* value = field(key)) {
+      const auto numbers = words(*value);
+      if (numbers.size() != rank * rank || !std::all_of(numbers.begin(), numbers.end(), finiteNumber))
+        refuse(std::string(key) + " must be NDims x NDims finite numbers");
+    }
+  static const std::vector<std::string> types{"MET_CHAR",  "MET_UCHAR", "MET_SHORT",     "MET_USHORT",     "MET_INT",   "MET_UINT",
+                                              "MET_LONG",  "MET_ULONG", "MET_LONG_LONG", "MET_ULONG_LONG", "MET_FLOAT", "MET_DOUBLE"};
+  const std::string* type = field("ElementType");
+  if (!type || std::find(types.begin(), types.end(), *type) == types.end())
+    refuse("ElementType must be one of MET_UCHAR, MET_SHORT, MET_FLOAT, ... (found \"" + (type ? *type : "") + "\")");
+  if (const std::string* channels = field("ElementNumberOfChannels"))
+    if (!wholeNumber(*channels, 1, 4096)) refuse("ElementNumberOfChannels must be 1..4096");
+  for (const char* key : {"BinaryData", "BinaryDataByteOrderMSB", "ElementByteOrderMSB", "CompressedData"})
+    if (const std::string* value = field(key)) {
+      std::string flag = *value;
+      std::transform(flag.begin(), flag.end(), flag.begin(), [](unsigned char c) { return std::tolower(c); });
+      if (flag != "true" && flag != "false") refuse(std::string(key) + " must be True or False, found \"" + *value + "\"");
+    }
+  for (const char* key : {"HeaderSize", "CompressedDataSize"})
+    if (const std::string* value = field(key))
+      if (!wholeNumber(*value, -1, 1ll << 50)) refuse(std::string(key) + " must be a whole number");
+  // MetaIO expands a '%' in ElementDataFile as a printf format (a file-name pattern): a hostile header
+  // would hand it a format string. Slice lists and patterns are refused; LOCAL or one file name is read.
+  const std::string* data = field("ElementDataFile");
+  if (!data || data->empty()) refuse("ElementDataFile is missing");
+  std::string upper = *data;
+  std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return std::toupper(c); });
+  if (data->find('%') != std::string::npos || upper.rfind("LIST", 0) == 0)
+    refuse("ElementDataFile must be LOCAL or one data file name; file patterns and slice lists are not supported");
 }
 
 void verifyPayload(const fs::path& path, itk::ImageIOBase& io) {

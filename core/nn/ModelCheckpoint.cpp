@@ -17,9 +17,11 @@
 #include "core/nn/ModelCheckpoint.h"
 
 #include <fstream>
+#include <sstream>
 
 #include "core/util/AtomicFile.h"
 #include "core/util/Interrupt.h"
+#include "core/util/JsonNumbers.h"
 
 namespace medseg {
 namespace {
@@ -54,14 +56,30 @@ std::string readString(torch::serialize::InputArchive& archive, const char* key,
   return value.toStringRef();
 }
 
-template <typename T>
-std::vector<T> vectorField(const nlohmann::json& json, const char* key, std::vector<T> fallback) {
+std::vector<std::string> stringList(const nlohmann::json& json, const char* key, std::vector<std::string> fallback) {
   if (!json.contains(key)) return fallback;
-  try {
-    return json.at(key).get<std::vector<T>>();
-  } catch (const nlohmann::json::exception&) {
-    throw InputError(std::string("model description field \"") + key + "\" has the wrong type");
+  const auto& list = json.at(key);
+  if (!list.is_array()) throw InputError(std::string("model description field \"") + key + "\" must be a list of strings");
+  std::vector<std::string> out;
+  for (const auto& item : list) {
+    if (!item.is_string()) throw InputError(std::string("model description field \"") + key + "\" must be a list of strings");
+    out.push_back(item.get<std::string>());
   }
+  return out;
+}
+
+// Whole numbers in [lowest, highest] only: a float or an out-of-range value is an error, never a cast.
+std::vector<int64_t> integerList(const nlohmann::json& list, const std::string& field, int64_t lowest, int64_t highest) {
+  if (!list.is_array()) throw InputError("model description field \"" + field + "\" must be a list of whole numbers");
+  std::vector<int64_t> out;
+  for (const auto& item : list) {
+    const auto value = wholeNumber(item, lowest, highest);
+    if (!value)
+      throw InputError("model description field \"" + field + "\" must hold whole numbers in " + std::to_string(lowest) +
+                       ".." + std::to_string(highest));
+    out.push_back(*value);
+  }
+  return out;
 }
 
 }  // namespace
@@ -91,10 +109,19 @@ ModelDescription ModelDescription::fromJson(const nlohmann::json& json) {
     if (!json.at("targets").is_string()) throw InputError("model description field \"targets\" must be a string");
     d.targets = parseTargetMode(json.at("targets").get<std::string>());
   }
-  d.classNames = vectorField(json, "class_names", d.classNames);
-  d.regionLabels = vectorField(json, "region_labels", d.regionLabels);
-  d.patchSize = vectorField(json, "patch_size", d.patchSize);
-  d.modalities = vectorField(json, "modalities", d.modalities);
+  d.classNames = stringList(json, "class_names", d.classNames);
+  d.modalities = stringList(json, "modalities", d.modalities);
+  if (json.contains("patch_size")) d.patchSize = integerList(json.at("patch_size"), "patch_size", 1, 4096);
+  if (json.contains("region_labels")) {
+    const auto& regions = json.at("region_labels");
+    if (!regions.is_array()) throw InputError("model description field \"region_labels\" must be a list of label lists");
+    d.regionLabels.clear();
+    for (const auto& region : regions) {
+      std::vector<int> labels;
+      for (int64_t value : integerList(region, "region_labels", 0, 255)) labels.push_back(static_cast<int>(value));
+      d.regionLabels.push_back(std::move(labels));
+    }
+  }
   if (d.patchSize.size() != 3) throw InputError("model description: patch_size needs 3 values (z, y, x)");
   if (!d.classNames.empty() && static_cast<int64_t>(d.classNames.size()) != d.network.outChannels)
     throw InputError("model description: " + std::to_string(d.classNames.size()) + " class names for " +
@@ -132,13 +159,25 @@ torch::serialize::InputArchive openCheckpointArchive(const std::filesystem::path
   return archive;
 }
 
+ModelDescription parseModelDescription(const std::string& text) {
+  nlohmann::json json;
+  try {
+    json = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& error) {
+    throw InputError(std::string("model description is not valid JSON: ") + error.what());
+  }
+  try {
+    return ModelDescription::fromJson(json);
+  } catch (const nlohmann::json::exception& error) {  // a field of an unexpected type
+    throw InputError(std::string("model description: ") + error.what());
+  }
+}
+
 ModelDescription readModelDescription(const std::filesystem::path& checkpoint) {
   auto archive = openCheckpointArchive(checkpoint);
   const std::string text = readString(archive, kDescriptionKey, checkpoint);
   try {
-    return ModelDescription::fromJson(nlohmann::json::parse(text));
-  } catch (const nlohmann::json::exception& error) {
-    throw InputError(notACheckpoint(checkpoint, std::string("description is not valid JSON: ") + error.what()));
+    return parseModelDescription(text);
   } catch (const InputError& error) {
     throw InputError(checkpoint.string() + ": " + error.what());
   }
@@ -159,9 +198,9 @@ UNet3d loadModelForInference(const std::filesystem::path& checkpoint, ModelDescr
   auto archive = openCheckpointArchive(checkpoint);
   ModelDescription d;
   try {
-    d = ModelDescription::fromJson(nlohmann::json::parse(readString(archive, kDescriptionKey, checkpoint)));
-  } catch (const nlohmann::json::exception& error) {
-    throw InputError(notACheckpoint(checkpoint, std::string("description is not valid JSON: ") + error.what()));
+    d = parseModelDescription(readString(archive, kDescriptionKey, checkpoint));
+  } catch (const InputError& error) {
+    throw InputError(checkpoint.string() + ": " + error.what());
   }
   UNet3d model(d.network);
   readModelWeights(archive, model, checkpoint);
@@ -173,7 +212,11 @@ UNet3d loadModelForInference(const std::filesystem::path& checkpoint, ModelDescr
 void saveModel(const std::filesystem::path& file, UNet3d& model, const ModelDescription& description) {
   torch::serialize::OutputArchive archive;
   writeModelEntries(archive, model, description, "model");
-  writeAtomically(file, [&archive](const std::filesystem::path& temp) { archive.save_to(temp.string()); });
+  // Serialized in memory, then written with plain POSIX calls: a full disk is reported with its
+  // errno and the file name, and the previous file stays in place.
+  std::ostringstream bytes;
+  archive.save_to(bytes);
+  writeFileAtomically(file, bytes.str());
 }
 
 }  // namespace medseg

@@ -34,6 +34,8 @@ TargetMode parseTargetMode(const std::string& name);  // throws InputError for a
 
 // Reads only the description (fast, no weights). Throws InputError for files that are not MedSeg checkpoints.
 ModelDescription readModelDescription(const std::filesystem::path& checkpoint);
+// The "medseg/description" entry's JSON text as a description; InputError for invalid JSON or fields.
+ModelDescription parseModelDescription(const std::string& text);
 // Builds the network and loads its weights (eval mode). Works on training checkpoints and "best" files alike.
 UNet3d loadModelForInference(const std::filesystem::path& checkpoint, ModelDescription* description = nullptr);
 

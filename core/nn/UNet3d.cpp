@@ -13,6 +13,7 @@
 #include "core/nn/UNet3d.h"
 
 #include <cmath>
+#include <stdexcept>
 
 #include "core/util/Interrupt.h"
 
@@ -175,6 +176,27 @@ std::vector<torch::Tensor> UNet3dImpl::run(const torch::Tensor& input, int64_t e
   }
   if (c.depth == 1) outputs[0] = heads_[0]->as<nn::Conv3dImpl>()->forward(x);
   return outputs;
+}
+
+std::shared_ptr<torch::nn::Module> UNet3dImpl::part(const std::string& list, int64_t index) const {
+  const nn::ModuleList* modules = list == "encoder"      ? &encoder_
+                                  : list == "downsample" ? &downsample_
+                                  : list == "upsample"   ? &upsample_
+                                  : list == "decoder"    ? &decoder_
+                                  : list == "heads"      ? &heads_
+                                                         : nullptr;
+  if (!modules) throw std::invalid_argument("U-Net has no layer list \"" + list + "\"");
+  if (index < 0 || index >= static_cast<int64_t>((*modules)->size()))
+    throw std::out_of_range("U-Net layer list \"" + list + "\" has no entry " + std::to_string(index));
+  return (*modules)->ptr(static_cast<size_t>(index));
+}
+
+torch::Tensor UNet3dImpl::forwardPart(const std::string& list, int64_t index, const torch::Tensor& x) {
+  const auto module = part(list, index);
+  if (list == "encoder" || list == "decoder") return module->as<ConvBlockImpl>()->forward(x);
+  if (list == "downsample") return module->as<DownsampleImpl>()->forward(x);
+  if (list == "upsample") return module->as<nn::ConvTranspose3dImpl>()->forward(x);
+  return module->as<nn::Conv3dImpl>()->forward(x);
 }
 
 int64_t UNet3dImpl::parameterCount() const {

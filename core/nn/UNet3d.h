@@ -41,6 +41,11 @@ class UNet3dImpl : public torch::nn::Module {
   // Full-resolution logits first, then each deep-supervision head (coarser), when enabled.
   std::vector<torch::Tensor> forwardAllHeads(torch::Tensor input);
 
+  // Model parallelism (cluster/pipeline) runs the network piece by piece: the layer list `list`
+  // ("encoder", "downsample", "upsample", "decoder" or "heads"; layout in UNet3d.cpp) at `index`.
+  std::shared_ptr<torch::nn::Module> part(const std::string& list, int64_t index) const;
+  torch::Tensor forwardPart(const std::string& list, int64_t index, const torch::Tensor& x);
+
   const UNetConfig& config() const { return config_; }
   int64_t parameterCount() const;
   double forwardFlopsPerVoxel() const;  // multiply-adds x2, per input voxel, forward pass

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/util/Interrupt.h"
+#include "core/util/ExecutablePath.h"
 
 namespace medseg {
 namespace fs = std::filesystem;
@@ -20,12 +21,6 @@ namespace {
 const std::set<std::string>& knownInterfaces() {
   static const std::set<std::string> ids{MEDSEG_DATASET_SOURCE_IID, MEDSEG_TRAINER_IID, MEDSEG_INFERENCE_IID};
   return ids;
-}
-
-fs::path executableFolder() {
-  std::error_code ec;
-  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? fs::path() : self.parent_path();
 }
 
 bool isSharedLibrary(const fs::path& file) {
@@ -49,9 +44,9 @@ PluginManager::~PluginManager() {
   instances_.clear();
 }
 
-std::vector<fs::path> PluginManager::searchPath() {
+std::vector<fs::path> PluginManager::searchPath(std::vector<std::string>* warnings) {
   std::vector<fs::path> folders;
-  const fs::path bin = executableFolder();
+  const fs::path bin = executableDirectory();
   if (!bin.empty()) {
     folders.push_back(bin.parent_path() / "lib" / "medseg" / "plugins");  // installed layout
     folders.push_back(bin / "plugins");                                   // build tree layout
@@ -59,14 +54,24 @@ std::vector<fs::path> PluginManager::searchPath() {
   if (const char* extra = std::getenv("MEDSEG_PLUGIN_PATH")) {
     std::stringstream list(extra);
     std::string entry;
-    while (std::getline(list, entry, ':'))
-      if (!entry.empty()) folders.emplace_back(entry);
+    while (std::getline(list, entry, ':')) {
+      if (entry.empty()) continue;
+      if (fs::path(entry).is_relative()) {
+        if (warnings)
+          warnings->push_back("MEDSEG_PLUGIN_PATH entry \"" + entry +
+                              "\" is relative and is ignored: plugin folders must be absolute paths, so no plugin "
+                              "is ever loaded from the folder a program happens to run in");
+        continue;
+      }
+      folders.emplace_back(entry);
+    }
   }
   return folders;
 }
 
 void PluginManager::loadAll() {
-  for (const fs::path& folder : searchPath()) loadFolder(folder);
+  warnings_.clear();
+  for (const fs::path& folder : searchPath(&warnings_)) loadFolder(folder);
 }
 
 void PluginManager::loadFolder(const fs::path& folder) {

@@ -1,6 +1,8 @@
 #pragma once
 // Finds and loads plugins from the install's plugin folder (<prefix>/lib/medseg/plugins, located
-// from the running executable) and the folders in MEDSEG_PLUGIN_PATH, and nowhere else. Each plugin's
+// from the running executable) and the folders in MEDSEG_PLUGIN_PATH, and nowhere else: never the
+// current folder, and never a relative MEDSEG_PLUGIN_PATH entry (it would load code from whatever
+// folder the program happens to run in; such entries are skipped with a warning). Each plugin's
 // JSON metadata is read before its code is loaded; a plugin that fails to load, declares no known
 // interface, or was built for another interface version is listed with its error and skipped.
 #include <QObject>
@@ -36,12 +38,15 @@ class PluginManager {
   PluginManager(const PluginManager&) = delete;
   PluginManager& operator=(const PluginManager&) = delete;
 
-  // The folders searched, in order: install folder(s) then MEDSEG_PLUGIN_PATH (':'-separated).
-  static std::vector<std::filesystem::path> searchPath();
+  // The folders searched, in order: install folder(s) then the absolute entries of MEDSEG_PLUGIN_PATH
+  // (':'-separated). Each relative entry left out adds a line to `warnings` when given.
+  static std::vector<std::filesystem::path> searchPath(std::vector<std::string>* warnings = nullptr);
   void loadAll();
   void loadFolder(const std::filesystem::path& folder);
 
   const std::vector<PluginRecord>& plugins() const { return records_; }
+  // Problems with the search path itself (relative MEDSEG_PLUGIN_PATH entries), found by loadAll().
+  const std::vector<std::string>& warnings() const { return warnings_; }
   std::vector<TrainerInterface*> trainers() const { return collect<TrainerInterface>(); }
   std::vector<InferenceInterface*> inferenceEngines() const { return collect<InferenceInterface>(); }
   std::vector<DatasetSourceInterface*> datasetSources() const { return collect<DatasetSourceInterface>(); }
@@ -61,6 +66,7 @@ class PluginManager {
   void loadFile(const std::filesystem::path& file);
 
   std::vector<PluginRecord> records_;
+  std::vector<std::string> warnings_;
   std::vector<std::unique_ptr<QPluginLoader>> loaders_;
   std::vector<QObject*> instances_;  // owned by their loaders
 };

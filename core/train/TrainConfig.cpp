@@ -1,6 +1,8 @@
 #include "core/train/TrainConfig.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <numeric>
 #include <random>
 #include <set>
@@ -11,9 +13,14 @@
 #include "core/dataset/Dataset.h"
 #include "core/util/AtomicFile.h"
 #include "core/util/Interrupt.h"
+#include "core/util/JsonNumbers.h"
 
 namespace medseg {
 namespace {
+
+// Configs are two or three levels deep. Refusing deep nesting up front keeps every recursive step
+// after parsing (error messages dump values, yaml conversion, toJson) far from the stack's end.
+constexpr size_t kMaxConfigDepth = 32;
 
 using nlohmann::json;
 
@@ -36,18 +43,19 @@ class SectionReader {
     return object_.at(name);
   }
 
+  // Finite only: YAML can spell .inf and .nan, which no setting means and config.json (JSON) could
+  // not even write back.
   double number(const std::string& name, double fallback) {
     if (!has(name)) return fallback;
     const auto& v = object_.at(name);
     if (!v.is_number()) fail(name, "a number", v);
+    if (!std::isfinite(v.get<double>())) fail(name, "a finite number", v);
     return v.get<double>();
   }
   int64_t integer(const std::string& name, int64_t fallback) {
     if (!has(name)) return fallback;
     const auto& v = object_.at(name);
-    if (v.is_number_integer()) return v.get<int64_t>();
-    if (v.is_number_float() && v.get<double>() == static_cast<double>(static_cast<int64_t>(v.get<double>())))
-      return static_cast<int64_t>(v.get<double>());
+    if (const auto whole = wholeNumber(v)) return *whole;
     fail(name, "a whole number", v);
   }
   bool boolean(const std::string& name, bool fallback) {
@@ -78,6 +86,7 @@ class SectionReader {
     std::vector<double> out;
     for (const auto& item : v) {
       if (!item.is_number()) fail(name, "a list of numbers", v);
+      if (!std::isfinite(item.get<double>())) fail(name, "a list of finite numbers", v);
       out.push_back(item.get<double>());
     }
     if (expectedSize && out.size() != expectedSize)
@@ -85,14 +94,20 @@ class SectionReader {
                        std::to_string(out.size()));
     return out;
   }
-  std::vector<int64_t> integers(const std::string& name, std::vector<int64_t> fallback, size_t expectedSize) {
+  std::vector<int64_t> integers(const std::string& name, std::vector<int64_t> fallback, size_t expectedSize,
+                                int64_t lowest = std::numeric_limits<int64_t>::min(),
+                                int64_t highest = std::numeric_limits<int64_t>::max()) {
     if (!has(name)) return fallback;
+    const auto& v = object_.at(name);
+    if (!v.is_array()) fail(name, "a list of whole numbers", v);
     std::vector<int64_t> out;
-    for (double d : numbers(name, {}, 0)) {
-      if (d != static_cast<double>(static_cast<int64_t>(d))) fail(name, "a list of whole numbers", object_.at(name));
-      out.push_back(static_cast<int64_t>(d));
+    for (const auto& item : v) {
+      const auto whole = wholeNumber(item, lowest, highest);
+      if (!whole)
+        fail(name, "a list of whole numbers in " + std::to_string(lowest) + ".." + std::to_string(highest), v);
+      out.push_back(*whole);
     }
-    if (!out.empty() && out.size() != expectedSize)
+    if (expectedSize && !out.empty() && out.size() != expectedSize)
       throw InputError("training config: " + key(name) + " needs " + std::to_string(expectedSize) +
                        " values (z, y, x), got " + std::to_string(out.size()));
     return out;
@@ -112,7 +127,8 @@ class SectionReader {
  private:
   std::string where() const { return prefix_.empty() ? "the document" : "\"" + prefix_ + "\""; }
   [[noreturn]] void fail(const std::string& name, const std::string& expected, const json& found) const {
-    throw InputError("training config: " + key(name) + " must be " + expected + ", got " + found.dump());
+    throw InputError("training config: " + key(name) + " must be " + expected + ", got " +
+                     found.dump(-1, ' ', false, json::error_handler_t::replace));
   }
   const json& object_;
   std::string prefix_;
@@ -123,30 +139,68 @@ void require(bool condition, const std::string& message) {
   if (!condition) throw InputError("training config: " + message);
 }
 
+// Depth of the deepest array or object, found without recursion (the document may be hostile).
+size_t nestingDepth(const json& document) {
+  size_t deepest = 0;
+  std::vector<std::pair<const json*, size_t>> pending{{&document, 1}};
+  while (!pending.empty()) {
+    const auto [node, depth] = pending.back();
+    pending.pop_back();
+    if (!node->is_structured()) continue;
+    deepest = std::max(deepest, depth);
+    if (deepest > kMaxConfigDepth) break;
+    for (const auto& child : *node) pending.emplace_back(&child, depth + 1);
+  }
+  return deepest;
+}
+
 const json& sectionOrEmpty(SectionReader& reader, const std::string& name) {
   static const json empty = json::object();
   return reader.has(name) ? reader.raw(name) : empty;
 }
 
-json yamlNodeToJson(const YAML::Node& node) {
+// Aliases let a few lines of YAML name the same node many times ("billion laughs"); every alias is
+// expanded into JSON, so the expansion is bounded in nodes as well as in depth.
+constexpr size_t kMaxYamlValues = 100000;  // a full config holds about a hundred
+struct YamlBudget {
+  size_t nodesLeft = kMaxYamlValues;
+};
+
+// config.json is JSON, which holds UTF-8 text only, but YAML scalars arrive as raw bytes.
+const std::string& requireUtf8(const std::string& text) {
+  try {
+    (void)json(text).dump();
+  } catch (const json::type_error&) {
+    throw InputError("\"" + json(text).dump(-1, ' ', false, json::error_handler_t::replace) +
+                     "\" is not valid UTF-8 text (configs are UTF-8)");
+  }
+  return text;
+}
+
+json yamlNodeToJson(const YAML::Node& node, YamlBudget& budget, size_t depth) {
+  if (budget.nodesLeft-- == 0)
+    throw InputError("more than " + std::to_string(kMaxYamlValues) + " values after expanding YAML aliases");
+  if (depth > kMaxConfigDepth)
+    throw InputError("nested deeper than " + std::to_string(kMaxConfigDepth) + " levels");
   switch (node.Type()) {
     case YAML::NodeType::Null:
     case YAML::NodeType::Undefined:
       return nullptr;
     case YAML::NodeType::Sequence: {
       json array = json::array();
-      for (const auto& item : node) array.push_back(yamlNodeToJson(item));
+      for (const auto& item : node) array.push_back(yamlNodeToJson(item, budget, depth + 1));
       return array;
     }
     case YAML::NodeType::Map: {
       json object = json::object();
-      for (const auto& item : node) object[item.first.as<std::string>()] = yamlNodeToJson(item.second);
+      for (const auto& item : node)
+        object[requireUtf8(item.first.as<std::string>())] = yamlNodeToJson(item.second, budget, depth + 1);
       return object;
     }
     case YAML::NodeType::Scalar:
       break;
   }
-  const std::string text = node.Scalar();
+  const std::string& text = requireUtf8(node.Scalar());
   if (node.Tag() == "!") return text;  // quoted: always a string
   if (text == "true" || text == "True" || text == "TRUE") return true;
   if (text == "false" || text == "False" || text == "FALSE") return false;
@@ -172,32 +226,45 @@ json yamlNodeToJson(const YAML::Node& node) {
 nlohmann::json yamlToJson(const std::string& text, const std::string& sourceName) {
   try {
     const YAML::Node root = YAML::Load(text);
-    return yamlNodeToJson(root);
+    YamlBudget budget;
+    return yamlNodeToJson(root, budget, 0);
   } catch (const YAML::Exception& error) {
     throw InputError(sourceName + ": YAML syntax error at line " + std::to_string(error.mark.line + 1) + ": " +
                      error.msg);
+  } catch (const InputError& error) {
+    throw InputError(sourceName + ": " + error.what());
   }
+}
+
+nlohmann::json parseConfigDocument(const std::string& text, ConfigSyntax syntax, const std::string& sourceName) {
+  nlohmann::json document;
+  if (syntax == ConfigSyntax::Yaml) {
+    document = yamlToJson(text, sourceName);
+  } else {
+    try {
+      document = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception& error) {  // parse_error, or out_of_range for 1e999
+      throw InputError(sourceName + ": JSON syntax error: " + error.what());
+    }
+  }
+  if (document.is_null()) document = nlohmann::json::object();  // an empty file means all defaults
+  if (!document.is_object()) throw InputError(sourceName + ": a training config must be a mapping of keys to values");
+  return document;
 }
 
 nlohmann::json readConfigDocument(const std::filesystem::path& file) {
   if (!std::filesystem::is_regular_file(file))
     throw InputError("training config " + file.string() + " does not exist or is not a file");
-  const std::string text = readTextFile(file, 1u << 20);
+  std::string text;
+  try {
+    text = readTextFile(file, 1u << 20);
+  } catch (const std::runtime_error& error) {
+    throw InputError("training config: " + std::string(error.what()));
+  }
   std::string ext = file.extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
-  nlohmann::json document;
-  if (ext == ".yaml" || ext == ".yml") {
-    document = yamlToJson(text, file.string());
-  } else {
-    try {
-      document = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& error) {
-      throw InputError(file.string() + ": JSON syntax error: " + error.what());
-    }
-  }
-  if (document.is_null()) document = nlohmann::json::object();  // an empty file means all defaults
-  if (!document.is_object()) throw InputError(file.string() + ": a training config must be a mapping of keys to values");
-  return document;
+  return parseConfigDocument(text, ext == ".yaml" || ext == ".yml" ? ConfigSyntax::Yaml : ConfigSyntax::Json,
+                             file.string());
 }
 
 void applyOverride(nlohmann::json& document, const std::string& assignment) {
@@ -235,6 +302,8 @@ TrainConfig loadTrainConfig(const std::filesystem::path& file, const std::vector
 }
 
 TrainConfig TrainConfig::fromJson(const nlohmann::json& document) {
+  require(nestingDepth(document) <= kMaxConfigDepth,
+          "the document is nested deeper than " + std::to_string(kMaxConfigDepth) + " levels");
   TrainConfig c;
   SectionReader top(document, "");
   c.data = top.text("data", c.data);
@@ -407,9 +476,9 @@ TrainConfig TrainConfig::fromJson(const nlohmann::json& document) {
       RegionDefinition region;
       region.name = r.text("name", "");
       require(!region.name.empty(), "every region needs a name");
-      if (r.has("labels")) {
-        for (double d : r.numbers("labels", {})) region.labels.push_back(static_cast<int>(d));
-      }
+      if (r.has("labels"))
+        for (int64_t value : r.integers("labels", {}, 0, 0, 255))
+          region.labels.push_back(static_cast<int>(value));
       require(!region.labels.empty(), "region \"" + region.name + "\" needs a non-empty labels list");
       r.rejectUnknownKeys();
       c.regions.push_back(region);

@@ -151,6 +151,9 @@ struct TrainConfig {
 // A YAML or JSON file as a JSON document (chosen by extension: .yaml/.yml, else JSON). InputError
 // naming the file and line for syntax errors.
 nlohmann::json readConfigDocument(const std::filesystem::path& file);
+enum class ConfigSyntax { Json, Yaml };
+// The same from text; `sourceName` names it in messages. An empty document is an empty mapping.
+nlohmann::json parseConfigDocument(const std::string& text, ConfigSyntax syntax, const std::string& sourceName);
 // Parses YAML text into JSON (plain scalars become numbers/booleans/null where they look like one).
 nlohmann::json yamlToJson(const std::string& text, const std::string& sourceName);
 // Applies `section.key=value` (value parsed as a YAML scalar or flow list: 3e-4, true, [64,64,64]).

@@ -10,6 +10,7 @@
 #include "core/nn/Preprocessing.h"
 #include "core/train/Optimizer.h"
 #include "core/train/TrainingCheckpoint.h"
+#include "core/train/TrainingData.h"
 #include "core/train/Validation.h"
 #include "core/util/AtomicFile.h"
 #include "core/util/Interrupt.h"
@@ -21,71 +22,28 @@ using Clock = std::chrono::steady_clock;
 
 double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-struct LoadedData {
-  std::shared_ptr<std::vector<TrainingCase>> train = std::make_shared<std::vector<TrainingCase>>();
-  std::vector<ValidationCase> validation;
-};
-
-// Loads and preprocesses every labelled case once; resolves data-dependent config fields.
-LoadedData loadData(TrainConfig& config, Reporter& reporter) {
-  if (config.data.empty())
-    throw InputError("no data set given: set `data:` in the training config or pass --data DIR");
-  const Dataset dataset = loadDataset(config.data);
-  resolveWithDataset(config, dataset);
-  std::vector<const CaseEntry*> labelled;
-  for (const auto& entry : dataset.training)
-    if (!entry.label.empty()) labelled.push_back(&entry);
-  if (labelled.empty()) throw InputError(dataset.jsonPath().string() + " lists no labelled training cases");
-  const CaseSplit split = splitCases(labelled.size(), config);
-  const std::set<size_t> validationSet(split.validation.begin(), split.validation.end());
-
-  struct Prepared {
-    std::string id;
-    torch::Tensor image, labels;
-    bool validation;
-  };
-  std::vector<Prepared> prepared;
-  std::vector<std::array<int64_t, 3>> shapes;
-  Progress progress(reporter, "preprocess", static_cast<int64_t>(labelled.size()));
-  for (size_t i = 0; i < labelled.size(); ++i) {
-    throwIfInterrupted("preprocessing");
-    const CaseEntry& entry = *labelled[i];
-    const ImageVolume image = loadCaseImage(entry);
-    const LabelVolume labels = loadCaseLabels(entry);
-    if (image.channels != config.network.inChannels)
-      throw InputError("case " + entry.id + " has " + std::to_string(image.channels) + " channels, the data set declares " +
-                       std::to_string(config.network.inChannels));
-    const PreprocessedCase pre = preprocess(image, &labels, config.preprocessing);
-    auto labelTensor = labelsToTensor(pre.labels).squeeze(0).contiguous();
-    const int maxLabel = labelTensor.numel() ? labelTensor.max().item<int>() : 0;
-    if (config.targets == TargetMode::Labels && maxLabel >= config.network.outChannels)
-      throw InputError("case " + entry.id + " contains label " + std::to_string(maxLabel) + " but the data set declares " +
-                       std::to_string(config.network.outChannels) + " labels (0.." +
-                       std::to_string(config.network.outChannels - 1) + ")");
-    prepared.push_back({entry.id, imageToTensor(pre.image), labelTensor, validationSet.count(i) > 0});
-    shapes.push_back({labelTensor.size(0), labelTensor.size(1), labelTensor.size(2)});
-    progress.advance(1, {{"case", entry.id}});
-  }
-  progress.finish();
-  resolvePatchSize(config, shapes);
-  for (int64_t edge : config.patchSize)
-    if (edge % config.network.sizeDivisor() != 0)
-      throw InputError("training config: patch_size edges must be multiples of " +
-                       std::to_string(config.network.sizeDivisor()) + " for network depth " +
-                       std::to_string(config.network.depth));
-  LoadedData data;
-  for (auto& p : prepared) {
-    if (p.validation)
-      data.validation.push_back({p.id, p.image, p.labels});
-    else
-      data.train->push_back(makeTrainingCase(p.id, p.image, p.labels, config.patchSize));
-  }
-  return data;
-}
-
 void configureThreads(const TrainConfig& config) {
   const auto threads = config.threads > 0 ? config.threads : static_cast<int64_t>(std::thread::hardware_concurrency());
   torch::set_num_threads(static_cast<int>(std::max<int64_t>(1, threads)));
+}
+
+// A run killed between logging an epoch and saving that epoch's checkpoint repeats the epoch when
+// resumed; its earlier record (step after the resumed checkpoint) is dropped so each epoch is logged once.
+void dropMetricsAfterStep(const std::filesystem::path& metricsPath, int64_t step) {
+  if (!std::filesystem::exists(metricsPath)) return;
+  std::istringstream lines(readTextFile(metricsPath));
+  std::string kept, line;
+  bool dropped = false;
+  while (std::getline(lines, line)) {
+    if (line.empty()) continue;
+    const auto record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (record.is_object() && record.value("step", int64_t{0}) > step) {
+      dropped = true;
+      continue;
+    }
+    kept += line + "\n";
+  }
+  if (dropped) writeFileAtomically(metricsPath, kept);
 }
 
 // Runtime-only settings a resumed run may change without changing what is computed.
@@ -143,12 +101,17 @@ TrainResult Trainer::run() {
   if (!options_.resume && std::filesystem::exists(checkpointPath))
     throw InputError(runDir.string() + " already holds a training run (checkpoint.pt); pass --resume to continue it or "
                      "choose another --out folder");
-  std::filesystem::create_directories(runDir);
   configureThreads(config_);
 
-  LoadedData data = loadData(config_, reporter_);
+  // The run folder is created only once the data set and the network are known to be usable, so a
+  // run refused for bad input leaves no empty folder behind.
+  TrainingData data = loadTrainingData(config_, reporter_);
   const torch::Device device = resolveDevice(config_.device);
   TrainingEngine engine(config_, device);
+  std::filesystem::create_directories(runDir);
+  // A run killed mid-write (SIGKILL, power loss) leaves hidden temporaries beside the files it was
+  // replacing; those files are intact, so the temporaries are only clutter.
+  for (const auto& file : {checkpointPath, bestPath, runDir / "config.json", metricsPath}) removeStaleTemporaries(file);
   {
     std::ostringstream message;
     message << "network: " << engine.model()->parameterCount() << " parameters, "
@@ -169,6 +132,7 @@ TrainResult Trainer::run() {
   if (options_.resume) {
     state = loadTrainingCheckpoint(checkpointPath, engine.model(), engine.optimizer());
     engine.setStepIndex(state.step);
+    dropMetricsAfterStep(metricsPath, state.step);
     reporter_.log("resuming " + runDir.string() + " at step " + std::to_string(state.step) + " of " +
                   std::to_string(config_.totalSteps()));
   }

@@ -2,8 +2,12 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 
+#include <optional>
+#include <sstream>
+
 #include "core/util/AtomicFile.h"
 #include "core/util/Interrupt.h"
+#include "core/util/JsonNumbers.h"
 
 namespace medseg {
 namespace {
@@ -26,10 +30,31 @@ TrainingState readState(torch::serialize::InputArchive& archive, const std::file
   if (!archive.try_read(kStateKey, value) || !value.isString())
     throw InputError(file.string() + ": training checkpoint has no training state");
   try {
-    return TrainingState::fromJson(nlohmann::json::parse(value.toStringRef()));
-  } catch (const nlohmann::json::exception& error) {
-    throw InputError(file.string() + ": training state is damaged: " + error.what());
+    return parseTrainingState(value.toStringRef());
+  } catch (const InputError& error) {
+    throw InputError(file.string() + ": " + error.what());
   }
+}
+
+// Fields of the state, type-checked: a damaged or hand-edited checkpoint is an InputError naming the
+// field, never a JSON library exception or an out-of-range cast.
+const nlohmann::json& field(const nlohmann::json& json, const char* key) {
+  const auto it = json.find(key);
+  if (it == json.end()) throw InputError(std::string("training state has no \"") + key + "\"");
+  return *it;
+}
+
+int64_t countField(const nlohmann::json& json, const char* key) {
+  const auto value = wholeNumber(field(json, key), 0);
+  if (!value) throw InputError(std::string("training state \"") + key + "\" must be a whole number >= 0");
+  return *value;
+}
+
+double numberField(const nlohmann::json& json, const char* key, std::optional<double> fallback = std::nullopt) {
+  if (fallback && !json.contains(key)) return *fallback;
+  const auto& value = field(json, key);
+  if (!value.is_number()) throw InputError(std::string("training state \"") + key + "\" must be a number");
+  return value.get<double>();
 }
 
 }  // namespace
@@ -49,19 +74,34 @@ nlohmann::json TrainingState::toJson() const {
 }
 
 TrainingState TrainingState::fromJson(const nlohmann::json& json) {
+  if (!json.is_object()) throw InputError("training state must be a JSON object");
   TrainingState s;
-  s.step = json.at("step").get<int64_t>();
-  s.epoch = json.at("epoch").get<int64_t>();
-  s.epochLossSum = json.at("epoch_loss_sum").get<double>();
-  s.epochLossCount = json.at("epoch_loss_count").get<int64_t>();
-  s.epochWaitSeconds = json.value("epoch_wait_seconds", 0.0);
-  s.epochSeconds = json.value("epoch_seconds", 0.0);
-  s.bestWholeTumourDice = json.at("best_wt_dice").get<double>();
-  s.bestEpoch = json.at("best_epoch").get<int64_t>();
-  s.elapsedSeconds = json.value("elapsed_seconds", 0.0);
-  s.samplerSeed = json.at("sampler_seed").get<uint64_t>();
-  s.config = json.at("config");
+  s.step = countField(json, "step");
+  s.epoch = countField(json, "epoch");
+  s.epochLossSum = numberField(json, "epoch_loss_sum");
+  s.epochLossCount = countField(json, "epoch_loss_count");
+  s.epochWaitSeconds = numberField(json, "epoch_wait_seconds", 0.0);
+  s.epochSeconds = numberField(json, "epoch_seconds", 0.0);
+  s.bestWholeTumourDice = numberField(json, "best_wt_dice");
+  const auto bestEpoch = wholeNumber(field(json, "best_epoch"), -1);
+  if (!bestEpoch) throw InputError("training state \"best_epoch\" must be a whole number >= -1");
+  s.bestEpoch = *bestEpoch;
+  s.elapsedSeconds = numberField(json, "elapsed_seconds", 0.0);
+  const auto& seed = field(json, "sampler_seed");
+  if (!seed.is_number_unsigned() && !(seed.is_number_integer() && seed.get<int64_t>() >= 0))
+    throw InputError("training state \"sampler_seed\" must be a whole number >= 0");
+  s.samplerSeed = seed.get<uint64_t>();
+  s.config = field(json, "config");
+  if (!s.config.is_object()) throw InputError("training state \"config\" must be a JSON object");
   return s;
+}
+
+TrainingState parseTrainingState(const std::string& text) {
+  try {
+    return TrainingState::fromJson(nlohmann::json::parse(text));
+  } catch (const nlohmann::json::exception& error) {
+    throw InputError(std::string("training state is damaged: ") + error.what());
+  }
 }
 
 void saveTrainingCheckpoint(const std::filesystem::path& file, UNet3d& model, torch::optim::Optimizer& optimizer,
@@ -77,7 +117,11 @@ void saveTrainingCheckpoint(const std::filesystem::path& file, UNet3d& model, to
     std::lock_guard<std::mutex> lock(generator.mutex());
     archive.write(kRngKey, generator.get_state(), /*is_buffer=*/true);
   }
-  writeAtomically(file, [&archive](const std::filesystem::path& temp) { archive.save_to(temp.string()); });
+  // Serialized in memory, then written with plain POSIX calls: a full disk is reported with its
+  // errno and the file name, and the previous file stays in place.
+  std::ostringstream bytes;
+  archive.save_to(bytes);
+  writeFileAtomically(file, bytes.str());
 }
 
 TrainingState readTrainingState(const std::filesystem::path& file) {

@@ -27,8 +27,11 @@ struct TrainingState {
   uint64_t samplerSeed = 0;
   nlohmann::json config;        // TrainConfig::toJson() of the run
   nlohmann::json toJson() const;
-  static TrainingState fromJson(const nlohmann::json& json);
+  static TrainingState fromJson(const nlohmann::json& json);  // InputError naming a missing or bad field
 };
+
+// The "train/state" entry's JSON text; InputError for invalid JSON or fields.
+TrainingState parseTrainingState(const std::string& text);
 
 // Written atomically (temporary sibling + rename), so an interrupted write keeps the previous checkpoint.
 void saveTrainingCheckpoint(const std::filesystem::path& file, UNet3d& model, torch::optim::Optimizer& optimizer,

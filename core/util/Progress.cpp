@@ -10,13 +10,19 @@ namespace medseg {
 
 void Reporter::emit(const nlohmann::json& event) {
   std::lock_guard<std::mutex> lock(mutex_);
+  // Messages carry file names, which on Linux are bytes and need not be UTF-8: such bytes are written
+  // as U+FFFD instead of making dump() throw (the line must still be valid JSON).
+  const auto text = [&event] { return event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); };
   if (json()) {
-    std::cout << event.dump() << '\n' << std::flush;
+    std::cout << text() << '\n' << std::flush;
     return;
   }
   const std::string kind = event.value("event", "");
   if (kind == "log" || kind == "error")
-    std::cerr << (kind == "error" ? "error: " : "") << event.value("message", event.dump()) << '\n';
+    std::cerr << (kind == "error" ? "error: " : "") << (event.contains("message") && event["message"].is_string()
+                                                            ? event["message"].get<std::string>()
+                                                            : text())
+              << '\n';
 }
 
 void Reporter::log(const std::string& message) { emit({{"event", "log"}, {"message", message}}); }

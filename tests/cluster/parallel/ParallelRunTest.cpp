@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include "cluster/parallel/MpiTestSupport.h"
 #include "cluster/search/ResultsJournal.h"
 #include "cluster/submit/Process.h"
 #include "core/nn/ModelCheckpoint.h"
@@ -18,52 +19,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-fs::path workerProgram() { return fs::path(MEDSEG_BINARY).parent_path() / "medseg-worker"; }
-
-std::vector<std::string> mpirun(int ranks) {
-  std::vector<std::string> argv{"mpirun", "-np", std::to_string(ranks), "--oversubscribe"};
-  if (::geteuid() == 0) argv.push_back("--allow-run-as-root");
-  argv.push_back(workerProgram().string());
-  return argv;
-}
-
-ProcessResult runWorker(int ranks, const std::vector<std::string>& arguments) {
-  std::vector<std::string> argv = mpirun(ranks);
-  argv.insert(argv.end(), arguments.begin(), arguments.end());
-  // runCapture uses the environment of this process: let Open MPI run as root in containers.
-  if (::geteuid() == 0) {
-    setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-    setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
-  }
-  return runCapture(argv, 240.0, true);
-}
-
-json tinyConfig() {
-  // Per-sample losses and instance norm: a batch of 2b on one rank equals 2 ranks x b exactly.
-  return {{"seed", 5},
-          {"threads", 1},
-          {"device", "cpu"},
-          {"targets", "regions"},
-          {"patch_size", {16, 16, 16}},
-          {"batch_size", 2},
-          {"epochs", 1},
-          {"steps_per_epoch", 3},
-          {"network", {{"depth", 2}, {"base_filters", 4}, {"deep_supervision", false}, {"norm", "instance"}}},
-          {"optimizer", {{"name", "adam"}, {"lr", 0.003}}},
-          {"loss", {{"batch_dice", false}}},
-          {"validation", {{"cases", 1}}},
-          {"loader", {{"workers", 0}}}};
-}
-
-struct TinyRun {
-  test::ScratchDir scratch{"cluster-parallel"};
-  fs::path data = scratch / "data";
-  fs::path config = scratch / "train.json";
-  TinyRun() {
-    test::writeTinyDataset(data, 3, 20);
-    writeFileAtomically(config, tinyConfig().dump(2));
-  }
-};
+using namespace test_support;
 
 std::vector<torch::Tensor> weights(const fs::path& checkpoint) {
   UNet3d model = loadModelForInference(checkpoint);

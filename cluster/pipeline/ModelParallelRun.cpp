@@ -1,0 +1,61 @@
+#include "cluster/pipeline/ModelParallelRun.h"
+
+#if MEDSEG_HAVE_MPI
+#include <thread>
+
+#include "cluster/pipeline/PipelineVerification.h"
+#include "cluster/pipeline/ProcessMemory.h"
+#include "core/util/AtomicFile.h"
+#include "core/util/Interrupt.h"
+
+namespace medseg::cluster {
+
+nlohmann::json runModelParallel(TrainConfig config, const ModelParallelOptions& options, Reporter& reporter) {
+  // Large tensors straight from and back to the kernel: peak RSS per rank then measures live
+  // activations (what the partitioner models), not the allocator's cached high water.
+  mapLargeAllocations();
+  const auto threads = config.threads > 0 ? config.threads : static_cast<int64_t>(std::thread::hardware_concurrency());
+  torch::set_num_threads(static_cast<int>(std::max<int64_t>(1, threads)));
+  if (options.task == "train") return trainPipeline(std::move(config), options, reporter);
+  if (options.task == "verify") return verifyPipeline(config, options, reporter);
+  if (options.task == "bench") return benchPipeline(config, options, reporter);
+  if (options.task == "infer") return inferPipeline(std::move(config), options, reporter);
+  throw InputError("--task: expected train, verify, bench or infer, got \"" + options.task + "\"");
+}
+
+// The network's channels must be known without a data set (tasks on random tensors).
+void requireChannels(const TrainConfig& config, const std::string& task) {
+  if (!config.inChannelsSet || !config.outChannelsSet || config.patchSize.size() != 3)
+    throw InputError("--task " + task + " runs on random tensors: set network.in_channels, network.out_channels and patch_size "
+                     "in the config (or --set network.in_channels=4 ...)");
+}
+
+nlohmann::json verifyPipeline(const TrainConfig& config, const ModelParallelOptions& options, Reporter& reporter) {
+  requireChannels(config, "verify");
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(options.comm, &rank);
+  MPI_Comm_size(options.comm, &ranks);
+  nlohmann::json planJson;
+  const PipelinePlan plan = makePipelinePlan(config, options, &planJson);
+  const Batch batch = syntheticBatch(config, config.seed + 1);
+  auto engine = makeMpiPipeline(config, plan, options);
+  const StepSnapshot pipeline = pipelineStep(*engine, batch);
+  if (rank != 0) return nlohmann::json::object();
+  const StepComparison comparison = compareSteps(referenceStep(config, batch), pipeline);
+  nlohmann::json result = comparison.toJson();
+  result["ranks"] = ranks;
+  result["plan"] = planJson.at("plan");
+  result["loss"] = pipeline.loss;
+  result["bytes_sent_rank0"] = engine->channel().bytesSent();
+  if (!options.runDir.empty()) {
+    std::filesystem::create_directories(options.runDir);
+    writeFileAtomically(options.runDir / "verify.json", result.dump(2) + "\n");
+  }
+  reporter.log("pipeline vs single process: max |logit diff| " + std::to_string(comparison.logits) + ", max |grad diff| " +
+               std::to_string(comparison.gradients) + " (max |grad| " + std::to_string(comparison.gradientScale) + "), " +
+               std::to_string(comparison.parametersCompared) + " parameters compared");
+  return result;
+}
+
+}  // namespace medseg::cluster
+#endif

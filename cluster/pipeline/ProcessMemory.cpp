@@ -1,0 +1,50 @@
+#include "cluster/pipeline/ProcessMemory.h"
+
+#include <malloc.h>
+#include <sys/resource.h>
+
+#include <fstream>
+#include <string>
+
+namespace medseg::cluster {
+namespace {
+
+int64_t statusKilobytes(const char* field) {
+  std::ifstream status("/proc/self/status");
+  const std::string prefix = std::string(field) + ":";
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind(prefix, 0) == 0) return std::stoll(line.substr(prefix.size()));
+  return -1;
+}
+
+}  // namespace
+
+int64_t liveHeapBytes() {
+  const struct mallinfo2 info = mallinfo2();
+  return static_cast<int64_t>(info.uordblks + info.hblkhd);
+}
+
+int64_t residentBytes() { return statusKilobytes("VmRSS") * 1024; }
+int64_t peakResidentBytes() { return statusKilobytes("VmHWM") * 1024; }
+
+bool resetPeakResident() {
+  std::ofstream clear("/proc/self/clear_refs");
+  if (!clear) return false;
+  clear << "5";
+  clear.flush();
+  return static_cast<bool>(clear);
+}
+
+int64_t lifetimePeakResidentBytes() {
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<int64_t>(usage.ru_maxrss) * 1024;  // kilobytes on Linux
+}
+
+void mapLargeAllocations(int64_t thresholdBytes) {
+  mallopt(M_MMAP_THRESHOLD, static_cast<int>(thresholdBytes));
+  mallopt(M_TRIM_THRESHOLD, static_cast<int>(thresholdBytes));
+}
+
+}  // namespace medseg::cluster

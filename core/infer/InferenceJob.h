@@ -1,0 +1,39 @@
+#pragma once
+// One inference job end to end: plans the cases (InferencePlan.h), loads the model once, segments
+// every case and writes its label map (and probabilities) atomically, the probabilities first, so a
+// label map that exists is complete. Shared by `medseg infer` and the inference plugins.
+//
+// Reporting through the Reporter: a progress bar per case ("infer [i/n] <case>"); in JSON mode one
+// "metric" event (kind "infer-case") per segmented case, in human mode one log line per case (time,
+// windows, label volumes in mL); an "error" event (kind "infer-case", with "case") per failed case.
+// With several cases a failing case is recorded and the others continue; a single case's failure
+// is thrown as is (its type says whether the input was bad). Interrupted always propagates.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/infer/InferenceOptions.h"
+#include "core/util/Progress.h"
+
+namespace medseg {
+
+struct InferenceSummary {
+  std::filesystem::path model;
+  std::string modelKind;  // "medseg" or "torchscript"
+  std::string device;
+  std::string targets;    // "labels" or "regions"
+  nlohmann::json cases = nlohmann::json::array();  // per case: case, status ok|failed, output, volumes_ml, ...
+  int64_t succeeded = 0;
+  int64_t failed = 0;
+  bool failuresAreBadInput = true;  // every failed case failed on its input (unreadable, wrong channels)
+  double seconds = 0.0;
+  // {"model", "model_kind", "device", "targets", "cases", "succeeded", "failed",
+  //  "failures_bad_input", "seconds"}: the fields of `medseg infer`'s result event.
+  nlohmann::json toJson() const;
+};
+
+InferenceSummary runInference(const InferenceOptions& options, Reporter& reporter);
+
+}  // namespace medseg

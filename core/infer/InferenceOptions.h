@@ -1,0 +1,52 @@
+#pragma once
+// Everything one inference job is told: the model, what to segment, where to write, and how
+// (window size and overlap, test-time augmentation, device, which cases of a data set, TorchScript
+// description overrides). `medseg infer` fills it from its command line; inference plugins from an
+// InferRequest's options object, so both validate the same way.
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace medseg {
+
+struct PredictorOptions;  // core/infer/Predictor.h (kept out of this header: no torch here)
+struct ModelOverrides;
+
+struct InferenceOptions {
+  std::filesystem::path model;  // MedSeg checkpoint or TorchScript file
+  std::filesystem::path input;  // image file, DICOM folder, data-set folder or folder of images
+  std::filesystem::path output; // label file (one input) or folder (<case>.nii.gz per case)
+  std::vector<int64_t> roi;     // empty: the model's patch size; one edge or z,y,x
+  double overlap = 0.5;
+  int64_t windowBatch = 1;
+  bool wholeVolume = false;
+  bool tta = false;
+  bool gaussian = true;
+  bool probabilities = false;
+  int threads = 0;              // LibTorch CPU threads, 0: leave as is (all cores)
+  std::string device = "auto";
+  std::string subset = "test";  // data-set input: test, training or all
+  std::vector<std::string> cases;
+  std::vector<std::string> classes;  // TorchScript without description
+  bool regions = false;
+  std::vector<std::string> modalities;
+
+  // From an options object with the keys of toJson() (roi, overlap, window_batch, whole_volume, tta,
+  // gaussian, probabilities, threads, device, subset, cases, classes, regions, modalities). Unknown
+  // keys and wrong types are InputErrors naming the key, so a typo never runs with defaults.
+  static InferenceOptions fromJson(const std::filesystem::path& model, const std::filesystem::path& input,
+                                   const std::filesystem::path& output, const nlohmann::json& options);
+  nlohmann::json toJson() const;  // the options object (without model, input and output)
+
+  // InputError naming the option for values out of range or combinations that exclude each other.
+  void validate() const;
+  PredictorOptions predictorOptions() const;  // validated
+  ModelOverrides modelOverrides() const;
+};
+
+}  // namespace medseg

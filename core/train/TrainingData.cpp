@@ -1,0 +1,73 @@
+#include "core/train/TrainingData.h"
+
+#include <array>
+#include <optional>
+#include <set>
+
+#include "core/dataset/Dataset.h"
+#include "core/infer/VolumeTensor.h"
+#include "core/nn/Preprocessing.h"
+#include "core/util/Interrupt.h"
+
+namespace medseg {
+
+TrainingData loadTrainingData(TrainConfig& config, Reporter& reporter, bool showProgress) {
+  if (config.data.empty())
+    throw InputError("no data set given: set `data:` in the training config or pass --data DIR");
+  const Dataset dataset = loadDataset(config.data);
+  resolveWithDataset(config, dataset);
+  std::vector<const CaseEntry*> labelled;
+  for (const auto& entry : dataset.training)
+    if (!entry.label.empty()) labelled.push_back(&entry);
+  if (labelled.empty()) throw InputError(dataset.jsonPath().string() + " lists no labelled training cases");
+  const CaseSplit split = splitCases(labelled.size(), config);
+  const std::set<size_t> validationSet(split.validation.begin(), split.validation.end());
+
+  struct Prepared {
+    std::string id;
+    torch::Tensor image, labels;
+    bool validation;
+  };
+  std::vector<Prepared> prepared;
+  std::vector<std::array<int64_t, 3>> shapes;
+  std::optional<Progress> progress;
+  if (showProgress) progress.emplace(reporter, "preprocess", static_cast<int64_t>(labelled.size()));
+  for (size_t i = 0; i < labelled.size(); ++i) {
+    throwIfInterrupted("preprocessing");
+    const CaseEntry& entry = *labelled[i];
+    const ImageVolume image = loadCaseImage(entry);
+    const LabelVolume labels = loadCaseLabels(entry);
+    if (image.channels != config.network.inChannels)
+      throw InputError("case " + entry.id + " has " + std::to_string(image.channels) + " channels, the data set declares " +
+                       std::to_string(config.network.inChannels));
+    const PreprocessedCase pre = preprocess(image, &labels, config.preprocessing);
+    auto labelTensor = labelsToTensor(pre.labels).squeeze(0).contiguous();
+    const int maxLabel = labelTensor.numel() ? labelTensor.max().item<int>() : 0;
+    if (config.targets == TargetMode::Labels && maxLabel >= config.network.outChannels)
+      throw InputError("case " + entry.id + " contains label " + std::to_string(maxLabel) + " but the data set declares " +
+                       std::to_string(config.network.outChannels) + " labels (0.." +
+                       std::to_string(config.network.outChannels - 1) + ")");
+    prepared.push_back({entry.id, imageToTensor(pre.image), labelTensor, validationSet.count(i) > 0});
+    shapes.push_back({labelTensor.size(0), labelTensor.size(1), labelTensor.size(2)});
+    if (progress) progress->advance(1, {{"case", entry.id}});
+  }
+  if (progress) progress->finish();
+  resolvePatchSize(config, shapes);
+  for (int64_t edge : config.patchSize)
+    if (edge % config.network.sizeDivisor() != 0)
+      throw InputError("training config: patch_size edges must be multiples of " +
+                       std::to_string(config.network.sizeDivisor()) + " for network depth " +
+                       std::to_string(config.network.depth));
+  TrainingData data;
+  for (auto& p : prepared) {
+    if (p.validation)
+      data.validation.push_back({p.id, p.image, p.labels});
+    else
+      data.train->push_back(makeTrainingCase(p.id, p.image, p.labels, config.patchSize));
+  }
+  if (data.train->empty())
+    throw InputError("every labelled case went to validation; lower validation.fraction or add cases");
+  return data;
+}
+
+}  // namespace medseg

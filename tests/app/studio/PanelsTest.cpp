@@ -1,0 +1,324 @@
+// GUI test of the studio's panels end to end with the real `medseg` program (Qt Test, run under
+// xvfb-run): the training panel trains a tiny model in its child process while the UI keeps
+// serving events, the inference panel segments the open volume with it and saves the mask, the
+// cluster panel submits a local run, lists it until it finished, opens its returned mask and plots
+// a scaling study measured by `medseg scaling`. Screenshots of the panels are kept in artifacts/.
+#include <QComboBox>
+#include <QDir>
+#include <QDockWidget>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QJsonArray>
+#include <QProcess>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QTimer>
+#include <QtTest>
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include "app/studio/ClusterPanel.h"
+#include "app/studio/ClusterSubmitForm.h"
+#include "app/studio/EngineCatalog.h"
+#include "app/studio/InferencePanel.h"
+#include "app/studio/MainWindow.h"
+#include "app/studio/ScalingCharts.h"
+#include "app/studio/TrainingCurves.h"
+#include "app/studio/TrainingPanel.h"
+#include "app/studio/ViewerDocument.h"
+#include "core/io/ImageIO.h"
+
+using namespace medseg;
+using namespace medseg::studio;
+
+namespace {
+
+QString artifactPath(const QString& name) {
+  QDir().mkpath("artifacts");
+  return QDir("artifacts").filePath(name);
+}
+
+QString tinyConfig() { return QStringLiteral(MEDSEG_SOURCE_DIR "/resources/configs/tiny-test.yaml"); }
+
+// Runs `medseg` to completion (test set-up only; the panels start their own processes).
+int runMedseg(const QStringList& arguments, QByteArray* output = nullptr, int timeoutMs = 180000) {
+  QProcess process;
+  process.setProcessChannelMode(QProcess::MergedChannels);
+  process.start(MEDSEG_BINARY, arguments);
+  if (!process.waitForFinished(timeoutMs)) return -1;
+  if (output) *output = process.readAll();
+  return process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -2;
+}
+
+int64_t labelledVoxels(const LabelVolume& labels) {
+  return std::count_if(labels.data.begin(), labels.data.end(), [](uint8_t v) { return v != 0; });
+}
+
+// Measures how long the event loop goes without serving a 20 ms timer: the UI's responsiveness.
+class Heartbeat {
+ public:
+  Heartbeat() {
+    QObject::connect(&timer_, &QTimer::timeout, [this] {
+      maxGapMs_ = std::max(maxGapMs_, clock_.restart());
+      ++beats_;
+    });
+    clock_.start();
+    timer_.start(20);
+  }
+  qint64 maxGapMs() const { return maxGapMs_; }
+  int beats() const { return beats_; }
+
+ private:
+  QTimer timer_;
+  QElapsedTimer clock_;
+  qint64 maxGapMs_ = 0;
+  int beats_ = 0;
+};
+
+}  // namespace
+
+class PanelsTest : public QObject {
+  Q_OBJECT
+ private:
+  QTemporaryDir scratch_;
+  std::unique_ptr<MainWindow> window_;
+  QString dataset_, firstCase_, bestModel_, savedMask_;
+
+  void raise(QWidget* panel) {
+    QDockWidget* dock = window_->dockOf(panel);
+    QVERIFY(dock);
+    dock->show();
+    dock->raise();
+    QTRY_VERIFY(panel->isVisible());
+  }
+  void screenshot(QWidget* widget, const QString& name) {
+    QCoreApplication::processEvents();
+    QVERIFY(widget->grab().save(artifactPath(name)));
+  }
+
+ private Q_SLOTS:
+  void initTestCase() {
+    QVERIFY2(QFileInfo(MEDSEG_BINARY).isExecutable(), MEDSEG_BINARY);
+    qputenv("MEDSEG_CLI", MEDSEG_BINARY);  // the panels run exactly this program
+    QVERIFY(scratch_.isValid());
+    dataset_ = scratch_.filePath("data");
+    QByteArray output;
+    QCOMPARE(runMedseg({"dataset", "synth", "--out", dataset_, "--cases", "4", "--size", "32", "--seed", "3"}, &output), 0);
+    const QStringList cases = QDir(dataset_ + "/imagesTr").entryList({"*.nii.gz"}, QDir::Files, QDir::Name);
+    QVERIFY2(cases.size() == 4, output.constData());
+    firstCase_ = QDir(dataset_ + "/imagesTr").filePath(cases.first());
+    window_ = std::make_unique<MainWindow>();
+    window_->resize(1600, 1000);
+    window_->show();
+    QVERIFY(QTest::qWaitForWindowExposed(window_.get()));
+  }
+
+  void engineCatalogListsThePlugins() {
+    TrainingPanel* panel = window_->trainingPanel();
+    raise(panel);  // showing a panel asks `medseg --json plugins` once
+    EngineCatalog* catalog = window_->engineCatalog();
+    QTRY_VERIFY_WITH_TIMEOUT(catalog->isLoaded(), 60000);
+    QVERIFY2(catalog->error().isEmpty(), qPrintable(catalog->error()));
+    QVERIFY(catalog->trainers().contains("unet3d"));
+    QVERIFY(catalog->inferenceEngines().contains("unet3d"));
+    QVERIFY(catalog->description().contains("unet3d 1.0.0"));
+    QCOMPARE(panel->engineBox()->currentText(), QString("unet3d"));
+    QVERIFY(window_->inferencePanel()->engineBox()->findText("unet3d") >= 0);
+  }
+
+  void trainingPanelTrainsInTheBackground() {
+    TrainingPanel* panel = window_->trainingPanel();
+    raise(panel);
+    panel->setDataset(dataset_);
+    panel->setConfig(tinyConfig());
+    panel->setRunDirectory(scratch_.filePath("train-run"));
+    QSignalSpy finished(panel, &TrainingPanel::trainingFinished);
+    Heartbeat heartbeat;
+    QElapsedTimer clock;
+    clock.start();
+    QTest::mouseClick(panel->findChild<QPushButton*>("trainingStart"), Qt::LeftButton);
+    QVERIFY(panel->isRunning());
+    QVERIFY(!panel->findChild<QPushButton*>("trainingStart")->isEnabled());
+    QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 1, 150000);
+    const qint64 runMs = clock.elapsed();
+    QVERIFY2(finished[0][0].toBool(), qPrintable(finished[0][2].toString()));
+    bestModel_ = finished[0][1].toString();
+    QVERIFY2(QFileInfo(bestModel_).isFile(), qPrintable(bestModel_));
+    QCOMPARE(panel->lastResult().value("engine").toString(), QString("unet3d"));
+    QCOMPARE(panel->lastResult().value("steps").toInt(), 6);
+    // Live curves and progress came from the child's JSON lines.
+    QVERIFY(panel->curves()->lossPointCount() >= 2);
+    QCOMPARE(panel->curves()->diceSeriesCount(), 3);  // WT, TC, ET
+    QCOMPARE(panel->progressBar()->value(), panel->progressBar()->maximum());
+    QVERIFY2(panel->etaText().contains("step 6/6") && panel->etaText().contains("ETA"), qPrintable(panel->etaText()));
+    // The UI thread kept serving its timer the whole time.
+    QVERIFY2(heartbeat.maxGapMs() < 1000, qPrintable(QString("longest UI stall %1 ms").arg(heartbeat.maxGapMs())));
+    QVERIFY2(heartbeat.beats() > runMs / 20 / 4, qPrintable(QString("%1 beats in %2 ms").arg(heartbeat.beats()).arg(runMs)));
+    // The trained model is handed to the inference panel.
+    QCOMPARE(window_->inferencePanel()->model(), bestModel_);
+    screenshot(window_->dockOf(panel), "panels-training.png");
+  }
+
+  void trainingPanelStopSavesACheckpoint() {
+    TrainingPanel* panel = window_->trainingPanel();
+    const QString run = scratch_.filePath("stopped-run");
+    panel->setRunDirectory(run);
+    panel->setExtraArguments({"--set", "epochs=200"});
+    QSignalSpy finished(panel, &TrainingPanel::trainingFinished);
+    panel->start();
+    QTRY_VERIFY_WITH_TIMEOUT(panel->curves()->lossPointCount() >= 1, 60000);  // training steps are running
+    QTest::mouseClick(panel->findChild<QPushButton*>("trainingStop"), Qt::LeftButton);
+    QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 1, 60000);
+    QVERIFY(!finished[0][0].toBool());
+    QVERIFY2(panel->statusText().contains("Resume"), qPrintable(panel->statusText()));
+    QVERIFY(QFileInfo(run + "/checkpoint.pt").isFile());
+    panel->setExtraArguments({});
+  }
+
+  void inferencePanelSegmentsTheOpenVolume() {
+    QVERIFY(!bestModel_.isEmpty());
+    InferencePanel* panel = window_->inferencePanel();
+    raise(panel);
+    QVERIFY(window_->openImage(firstCase_));
+    window_->document().clearLabels();
+    panel->setModel(bestModel_);
+    QSignalSpy finished(panel, &InferencePanel::inferenceFinished);
+    Heartbeat heartbeat;
+    QTest::mouseClick(panel->findChild<QPushButton*>("inferenceRun"), Qt::LeftButton);
+    QVERIFY(panel->isRunning());
+    QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 1, 120000);
+    QVERIFY2(finished[0][0].toBool(), qPrintable(finished[0][1].toString()));
+    QVERIFY(heartbeat.maxGapMs() < 1000);
+    QCOMPARE(panel->lastResult().value("engine").toString(), QString("unet3d"));
+    QCOMPARE(panel->progressBar()->value(), panel->progressBar()->maximum());
+    // The prediction is the overlay, on the open image's grid, and it has labels.
+    const ViewerDocument& document = window_->document();
+    QVERIFY(document.hasLabels());
+    QCOMPARE(document.labelsPath(), panel->predictionPath());
+    QCOMPARE(document.labels().size, document.image().size);
+    const int64_t predicted = labelledVoxels(document.labels());
+    QVERIFY2(predicted > 0, "the prediction has no tumour voxels");
+    // Saving writes the overlay with the image's geometry.
+    savedMask_ = scratch_.filePath("saved-mask.nii.gz");
+    QVERIFY(panel->findChild<QPushButton*>("inferenceSave")->isEnabled());
+    QVERIFY(panel->saveMask(savedMask_));
+    const LabelVolume saved = readLabels(savedMask_.toStdString());
+    QCOMPARE(labelledVoxels(saved), predicted);
+    const auto spacing = readImageHeader(firstCase_.toStdString()).geometry.spacing;
+    for (int axis = 0; axis < 3; ++axis) QVERIFY(std::abs(saved.geometry.spacing[axis] - spacing[axis]) < 1e-5);
+    screenshot(window_->dockOf(panel), "panels-inference.png");
+    screenshot(window_.get(), "panels-inference-overlay.png");
+  }
+
+  void inferencePanelWritesAnInMemoryVolumeForTheEngine() {
+    InferencePanel* panel = window_->inferencePanel();
+    ViewerDocument& document = window_->document();
+    ImageVolume copy = document.image();
+    document.setImage(std::move(copy), "volume built in memory");  // no file behind it
+    document.clearLabels();
+    QSignalSpy finished(panel, &InferencePanel::inferenceFinished);
+    panel->run();
+    QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 1, 120000);
+    QVERIFY2(finished[0][0].toBool(), qPrintable(finished[0][1].toString()));
+    QVERIFY(document.hasLabels());
+    QCOMPARE(labelledVoxels(document.labels()), labelledVoxels(readLabels(savedMask_.toStdString())));
+  }
+
+  void clusterPanelDryRunShowsTheSlurmPlan() {
+    ClusterPanel* panel = window_->clusterPanel();
+    raise(panel);
+    panel->setRunRoot(scratch_.filePath("runs"));
+    ClusterSubmitForm* form = panel->submitForm();
+    form->setBackend("slurm");
+    form->setMode("data");
+    form->setRanks(8);
+    form->setNodes(2);
+    form->setPartition("gpu");
+    form->setConfig(tinyConfig());
+    form->setData(dataset_);
+    form->setRunName("planned");
+    form->setDryRun(true);
+    QSignalSpy submitted(panel, &ClusterPanel::submitted);
+    QTest::mouseClick(panel->findChild<QPushButton*>("clusterSubmit"), Qt::LeftButton);
+    QTRY_VERIFY_WITH_TIMEOUT(submitted.count() == 1, 60000);
+    QVERIFY2(submitted[0][0].toBool(), qPrintable(submitted[0][2].toString()));
+    const QJsonObject plan = panel->lastSubmission();
+    QVERIFY(plan.value("dry_run").toBool());
+    QCOMPARE(plan.value("backend").toString(), QString("slurm"));
+    QVERIFY2(plan.value("script").toString().contains("--partition=gpu"), qPrintable(plan.value("script").toString()));
+    QVERIFY(!QFileInfo(scratch_.filePath("runs/planned")).exists());  // a dry run creates nothing
+    screenshot(window_->dockOf(panel), "panels-cluster-submit.png");
+  }
+
+  void clusterPanelSubmitsListsAndOpensReturnedMasks() {
+    ClusterPanel* panel = window_->clusterPanel();
+    ClusterSubmitForm* form = panel->submitForm();
+    form->setBackend("local");
+    form->setRanks(1);
+    form->setRunName("tiny-data");
+    form->setWorkerArguments("--set epochs=1");
+    form->setDryRun(false);
+    QSignalSpy submitted(panel, &ClusterPanel::submitted);
+    panel->submit();
+    QTRY_VERIFY_WITH_TIMEOUT(submitted.count() == 1, 60000);
+    QVERIFY2(submitted[0][0].toBool(), qPrintable(submitted[0][2].toString()));
+    const QString runDir = submitted[0][1].toString();
+    QVERIFY(QFileInfo(runDir + "/run.json").isFile());
+    // The runs table follows the run (timer refresh) until it finished.
+    panel->setAutoRefreshInterval(500);
+    panel->tabs()->setCurrentIndex(1);
+    QTRY_VERIFY_WITH_TIMEOUT(panel->runState("tiny-data") == "finished", 150000);
+    QCOMPARE(panel->runCount(), 1);
+    QVERIFY(QFileInfo(runDir + "/metrics.json").isFile());
+    // A mask returned into the run's masks/ folder opens as the overlay of the open image.
+    QVERIFY(window_->openImage(firstCase_));
+    window_->document().clearLabels();
+    const QString returned = runDir + "/masks/" + QFileInfo(firstCase_).fileName();
+    QVERIFY(QFile::copy(savedMask_, returned));
+    QVERIFY(panel->selectRun("tiny-data"));
+    QCOMPARE(panel->masksOfSelectedRun(), QStringList{returned});
+    auto* open = panel->findChild<QPushButton*>("clusterOpenMask");
+    QVERIFY(open->isEnabled());
+    QTest::mouseClick(open, Qt::LeftButton);
+    QCOMPARE(window_->document().labelsPath(), returned);
+    QVERIFY(labelledVoxels(window_->document().labels()) > 0);
+    screenshot(window_->dockOf(panel), "panels-cluster-runs.png");
+  }
+
+  void clusterPanelPlotsScalingCurves() {
+    ClusterPanel* panel = window_->clusterPanel();
+    QVERIFY(panel->selectRun("tiny-data"));
+    const QString runDir = panel->selectedRunDirectory();
+    // A real (tiny) study: data parallelism with 1 and 2 ranks, into the run's folder.
+    QByteArray output;
+    QCOMPARE(runMedseg({"scaling", "--mode", "data", "--workers", "1,2", "--config", tinyConfig(), "--data", dataset_,
+                        "--out", runDir + "/scaling", "--set", "epochs=1"}, &output), 0);
+    QVERIFY2(QFileInfo(runDir + "/scaling/scaling.json").isFile(), output.constData());
+    QString error;
+    QVERIFY2(panel->loadScalingOfSelectedRun(&error), qPrintable(error));
+    QCOMPARE(panel->tabs()->currentIndex(), 2);
+    QCOMPARE(panel->scalingCharts()->seriesCount(), 3);  // ideal, data measured, data model
+    QCOMPARE(panel->scalingCharts()->pointCount(), 8);   // 2 sizes x (speed-up, efficiency) x (measured, model)
+    screenshot(window_->dockOf(panel), "panels-cluster-scaling.png");
+    // A file that is no scaling study is refused with a message, the charts left empty.
+    QFile junk(scratch_.filePath("junk.json"));
+    QVERIFY(junk.open(QIODevice::WriteOnly));
+    junk.write("{\"rows\": []}");
+    junk.close();
+    QVERIFY(!panel->loadScaling(junk.fileName(), &error));
+    QVERIFY(error.contains("no scaling rows"));
+    QCOMPARE(panel->scalingCharts()->pointCount(), 0);
+  }
+
+  void cleanupTestCase() {
+    if (window_) screenshot(window_.get(), "panels-window.png");
+    window_.reset();
+  }
+};
+
+QTEST_MAIN(PanelsTest)
+#include "PanelsTest.moc"

@@ -1,0 +1,37 @@
+#pragma once
+// The tiny resolved configuration the pipeline tests train: depth 3, base 4, 16^3 patches, batch 2,
+// regions targets, per-sample Dice and instance norm (so micro-batching does not change the loss),
+// Adam, and a small gradient-clipping norm so the global clipping across stages is exercised.
+#include <nlohmann/json.hpp>
+
+#include "core/train/TrainConfig.h"
+
+namespace medseg::cluster::test {
+
+inline nlohmann::json pipelineTestDocument(bool deepSupervision = false) {
+  return {{"seed", 5},
+          {"threads", 1},
+          {"device", "cpu"},
+          {"targets", "regions"},
+          {"patch_size", {16, 16, 16}},
+          {"batch_size", 2},
+          {"epochs", 1},
+          {"steps_per_epoch", 2},
+          {"network", {{"depth", 3}, {"base_filters", 4}, {"deep_supervision", deepSupervision}, {"norm", "instance"}}},
+          {"optimizer", {{"name", "adam"}, {"lr", 0.003}, {"grad_clip", 0.05}}},
+          {"loss", {{"batch_dice", false}}},
+          {"validation", {{"cases", 1}}},
+          {"loader", {{"workers", 0}}}};
+}
+
+inline TrainConfig pipelineTestConfig(bool deepSupervision = false) {
+  TrainConfig c = TrainConfig::fromJson(pipelineTestDocument(deepSupervision));
+  c.network.inChannels = 2;
+  c.network.outChannels = 3;
+  c.inChannelsSet = c.outChannelsSet = true;
+  c.regions = {{"WT", {1, 2, 3}}, {"TC", {2, 3}}, {"ET", {3}}};
+  c.classNames = {"WT", "TC", "ET"};
+  return c;
+}
+
+}  // namespace medseg::cluster::test
