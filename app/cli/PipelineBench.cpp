@@ -56,8 +56,10 @@ json runJob(const PipelineBenchOptions& o, int ranks, const fs::path& folder, co
   argv.insert(argv.end(), {cluster::resolveWorkerProgram(backend), "--run-dir", folder.string(), "--mode", "model", "--config",
                            (folder / "config.json").string()});
   argv.insert(argv.end(), args.begin(), args.end());
-  reporter.emit({{"event", "log"}, {"message", cluster::shellJoin(argv)}});
-  if (!reporter.json()) reporter.log(folder.filename().string() + ": " + std::to_string(ranks) + " rank(s) ...");
+  if (reporter.json())
+    reporter.emit({{"event", "log"}, {"message", cluster::shellJoin(argv)}});
+  else
+    reporter.log(folder.filename().string() + ": " + std::to_string(ranks) + " rank(s) ...");
   cluster::SpawnOptions spawn;
   spawn.stdoutFile = folder / "logs" / "launcher.out";
   spawn.stderrFile = folder / "logs" / "launcher.err";

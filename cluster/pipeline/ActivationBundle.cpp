@@ -44,27 +44,9 @@ ActivationBundle ActivationBundle::leaves(bool requiresGrad) const {
   return out;
 }
 
-ActivationBundle ActivationBundle::slice(int64_t first, int64_t count) const {
-  ActivationBundle out;
-  out.end = end;
-  for (const auto& [key, tensor] : tensors) out.tensors[key] = tensor.narrow(0, first, count);
-  return out;
-}
-
 std::vector<torch::Tensor> ActivationBundle::heads() const {
   std::vector<torch::Tensor> out;
   for (int64_t level = 0; has(headKey(level)); ++level) out.push_back(at(headKey(level)));
-  return out;
-}
-
-ActivationBundle concatenate(const std::vector<ActivationBundle>& parts) {
-  ActivationBundle out;
-  if (parts.empty()) return out;
-  for (const auto& key : parts.front().keys()) {
-    std::vector<torch::Tensor> pieces;
-    for (const auto& part : parts) pieces.push_back(part.at(key));
-    out.tensors[key] = torch::cat(pieces, 0);
-  }
   return out;
 }
 

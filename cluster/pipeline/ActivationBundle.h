@@ -29,13 +29,8 @@ struct ActivationBundle {
   ActivationBundle to(torch::Device device) const;
   // Detached copies that are autograd leaves (requires_grad when `requiresGrad`): a stage's inputs.
   ActivationBundle leaves(bool requiresGrad) const;
-  // The tensors of one micro-batch: rows [first, first + count) of every tensor.
-  ActivationBundle slice(int64_t first, int64_t count) const;
   // The deep-supervision outputs, full resolution first (head0, head1, ...).
   std::vector<torch::Tensor> heads() const;
 };
-
-// Micro-batches concatenated along the batch axis (tensors of the same names).
-ActivationBundle concatenate(const std::vector<ActivationBundle>& parts);
 
 }  // namespace medseg::cluster

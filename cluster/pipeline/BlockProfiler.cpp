@@ -55,6 +55,19 @@ PassResult runPass(UNet3dImpl& network, const BlockSpec& block, const Activation
   return result;
 }
 
+// Memory the loss and its backward take above the network outputs (their gradients included).
+int64_t measureLoss(const std::function<torch::Tensor(const std::vector<torch::Tensor>&)>& loss, const ActivationBundle& outputs,
+                    bool* peakAvailable) {
+  const ActivationBundle leaves = outputs.leaves(true);
+  const int64_t liveBefore = liveHeapBytes();
+  const bool reset = resetPeakResident();
+  const int64_t residentBefore = reset ? residentBytes() : 0;
+  loss(leaves.heads()).backward();
+  const int64_t kept = liveHeapBytes() - liveBefore;  // the outputs' gradients
+  if (peakAvailable) *peakAvailable = *peakAvailable && reset;
+  return reset ? std::max(kept, peakResidentBytes() - residentBefore) : kept;
+}
+
 // Runs every block in order, the first pass measuring memory (CPU) and the rest timing.
 void measure(UNet3d& network, const torch::Tensor& sample, const ProfileOptions& options, bool memory, bool timing,
              ModelProfile& profile) {
@@ -63,6 +76,12 @@ void measure(UNet3d& network, const torch::Tensor& sample, const ProfileOptions&
   network->to(device);
   network->train();
   bool peakAvailable = true;
+  {  // warm-up: first-use allocations would otherwise be charged to the first blocks
+    ActivationBundle warm = networkInput(sample.to(device));
+    for (size_t i = 0; i < blocks.size(); ++i)
+      warm = runPass(*network, blocks[i], warm, i > 0, options.allHeads, false, &peakAvailable).output;
+    if (memory && options.loss) measureLoss(options.loss, warm, nullptr);
+  }
   ActivationBundle bundle = networkInput(sample.to(device));
   for (size_t i = 0; i < blocks.size(); ++i) {
     BlockProfile& entry = profile.blocks[i];
@@ -86,6 +105,7 @@ void measure(UNet3d& network, const torch::Tensor& sample, const ProfileOptions&
   }
   if (memory) {
     profile.outputBytes = bundle.bytes();
+    if (options.loss) profile.lossBytes = measureLoss(options.loss, bundle, &peakAvailable);
     profile.peakSource = peakAvailable ? "resident" : "live";
   }
   for (auto& p : network->parameters()) p.mutable_grad() = torch::Tensor();
@@ -95,7 +115,9 @@ void measure(UNet3d& network, const torch::Tensor& sample, const ProfileOptions&
 }  // namespace
 
 ModelProfile profileNetwork(UNet3d network, const torch::Tensor& sample, const ProfileOptions& options) {
-  mapLargeAllocations();  // RSS then tracks live tensors, so per-block peaks are meaningful
+  // RSS then tracks live tensors, so per-block peaks are meaningful; a low threshold while profiling,
+  // so the transient buffers of a small sample are seen as well and scale to larger patches.
+  mapLargeAllocations(int64_t{64} << 10);
   ModelProfile profile;
   profile.baseBytes = residentBytes();
   profile.voxels = sample.size(0) * sample.size(2) * sample.size(3) * sample.size(4);
@@ -111,6 +133,10 @@ ModelProfile profileNetwork(UNet3d network, const torch::Tensor& sample, const P
     measure(network, sample, options, true, false, profile);
     measure(network, sample, options, false, true, profile);
   }
+  if (options.keepMeasuringAllocations)
+    mapLargeAllocations();
+  else
+    restoreLargeAllocations();
   return profile;
 }
 

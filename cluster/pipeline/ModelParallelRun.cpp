@@ -11,9 +11,9 @@
 namespace medseg::cluster {
 
 nlohmann::json runModelParallel(TrainConfig config, const ModelParallelOptions& options, Reporter& reporter) {
-  // Large tensors straight from and back to the kernel: peak RSS per rank then measures live
-  // activations (what the partitioner models), not the allocator's cached high water.
-  mapLargeAllocations();
+  // The benchmark maps large tensors straight from and back to the kernel: peak RSS per rank then
+  // measures live activations (what the partitioner models), not the allocator's cached high water.
+  if (options.task == "bench") mapLargeAllocations();
   const auto threads = config.threads > 0 ? config.threads : static_cast<int64_t>(std::thread::hardware_concurrency());
   torch::set_num_threads(static_cast<int>(std::max<int64_t>(1, threads)));
   if (options.task == "train") return trainPipeline(std::move(config), options, reporter);

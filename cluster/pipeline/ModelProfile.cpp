@@ -11,6 +11,7 @@ ModelProfile ModelProfile::scaled(double factor) const {
   ModelProfile out = *this;
   out.voxels = static_cast<int64_t>(std::llround(static_cast<double>(voxels) * factor));
   out.outputBytes = scaledBytes(outputBytes, factor);
+  out.lossBytes = scaledBytes(lossBytes, factor);
   for (auto& b : out.blocks) {
     b.forwardSeconds *= factor;
     b.backwardSeconds *= factor;
@@ -31,7 +32,7 @@ nlohmann::json ModelProfile::toJson() const {
                     {"retained_bytes", b.retainedBytes},
                     {"peak_bytes", b.peakBytes},
                     {"parameter_bytes", b.parameterBytes}});
-  return {{"blocks", list}, {"voxels", voxels}, {"base_bytes", baseBytes}, {"output_bytes", outputBytes}, {"peak_source", peakSource}};
+  return {{"blocks", list}, {"voxels", voxels}, {"base_bytes", baseBytes}, {"output_bytes", outputBytes}, {"loss_bytes", lossBytes}, {"peak_source", peakSource}};
 }
 
 ModelProfile ModelProfile::fromJson(const nlohmann::json& json) {
@@ -43,6 +44,7 @@ ModelProfile ModelProfile::fromJson(const nlohmann::json& json) {
   p.voxels = json.at("voxels").get<int64_t>();
   p.baseBytes = json.at("base_bytes").get<int64_t>();
   p.outputBytes = json.at("output_bytes").get<int64_t>();
+  p.lossBytes = json.value("loss_bytes", int64_t{0});
   p.peakSource = json.value("peak_source", std::string("live"));
   return p;
 }

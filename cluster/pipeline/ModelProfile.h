@@ -26,6 +26,7 @@ struct ModelProfile {
   int64_t voxels = 0;        // spatial voxels x samples of the profiled batch
   int64_t baseBytes = 0;     // process memory without activations (runtime, weights): every stage pays it
   int64_t outputBytes = 0;   // the network's outputs (the last block's output bundle)
+  int64_t lossBytes = 0;     // peak of the loss and its backward above the outputs (last stage)
   std::string peakSource;    // "resident" (per-block VmHWM) or "live" (no peak reset: peak = retained)
 
   // Activation bytes and times multiplied by `factor` (= new voxels / profiled voxels).

@@ -77,7 +77,7 @@ nlohmann::json benchPipeline(const TrainConfig& config, const ModelParallelOptio
                            {"peak_rss_mb_per_rank", nlohmann::json::array()},
                            {"modelled_mb_per_stage", nlohmann::json::array()},
                            {"sent_mb_per_rank", nlohmann::json::array()},
-                           {"transfer_seconds_per_step_per_rank", blocked},
+                           {"blocked_seconds_per_step_per_rank", blocked},
                            {"memory_per_device_mb", options.memoryPerDeviceMb}};
   for (size_t r = 0; r < peaks.size(); ++r) {
     result["peak_rss_mb_per_rank"].push_back(peaks[r] / MiB);

@@ -31,7 +31,7 @@ class PipelineChannel {
   virtual void flush() {}
   // Sum of `values` over every process of the pipeline (one process: the values themselves).
   virtual std::vector<double> sumOverProcesses(std::vector<double> values) { return values; }
-  // Bytes and seconds spent in sends/receives since construction.
+  // Bytes sent, and seconds spent in sends/receives (waiting for the other stage included).
   int64_t bytesSent() const { return bytesSent_; }
   double secondsBlocked() const { return secondsBlocked_; }
 

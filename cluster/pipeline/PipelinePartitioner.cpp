@@ -117,7 +117,7 @@ StageEstimate estimateStage(const ModelProfile& profile, const PartitionRequest&
   const bool last = stage + 1 == request.stages;
   const int64_t activations = request.checkpoint ? inFlight * input + retained : inFlight * (input + retained);
   estimate.bytes = profile.baseBytes + (1 + request.optimizerSlots) * parameters + activations + transient +
-                   (last ? 0 : profile.boundaryBytes(static_cast<size_t>(end)));
+                   (last ? profile.lossBytes : profile.boundaryBytes(static_cast<size_t>(end)));
   if (request.linkBytesPerSecond > 0) {
     const int64_t moved = (stage > 0 ? 2 * input : 0) + (last ? 0 : 2 * profile.boundaryBytes(static_cast<size_t>(end)));
     estimate.seconds += static_cast<double>(moved) / request.linkBytesPerSecond;

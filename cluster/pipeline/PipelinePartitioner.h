@@ -11,6 +11,7 @@
 //   (checkpointing: F x input(a) + sum retained(a..b) — one micro-batch is recomputed at a time)
 // + max over its blocks (peak - retained)  one block's transient working memory
 // + output(b)                              the gradient received for its output (not on the last stage)
+//   (last stage: the loss and its backward instead, profile.lossBytes)
 // Time of a stage per micro-batch: sum of forward + backward (+ forward again when checkpointing)
 // + its boundaries' bytes / link bandwidth (when given), activations out and gradients in.
 #include <cstdint>

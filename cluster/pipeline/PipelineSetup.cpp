@@ -7,6 +7,8 @@
 #include "cluster/pipeline/BlockProfiler.h"
 #include "cluster/pipeline/MpiChannel.h"
 #include "cluster/pipeline/PipelinePartitioner.h"
+#include "cluster/pipeline/PipelineVerification.h"
+#include "core/train/Targets.h"
 #include "core/util/Interrupt.h"
 
 namespace medseg::cluster {
@@ -45,6 +47,16 @@ ModelProfile profileMicroBatch(const TrainConfig& config, const ModelParallelOpt
   ProfileOptions profileOptions;
   profileOptions.device = stageDevice(options);
   profileOptions.allHeads = config.network.deepSupervision;
+  profileOptions.keepMeasuringAllocations = options.task == "bench";
+  // The loss on random targets of the profiled shape (values do not matter for time and memory).
+  TrainConfig shaped = config;
+  shaped.batchSize = shape[0];
+  shaped.patchSize = {shape[2], shape[3], shape[4]};
+  const torch::Tensor target = syntheticBatch(shaped, config.seed).target;
+  const SegmentationLoss loss(config.loss, config.targets);
+  profileOptions.loss = [&](const std::vector<torch::Tensor>& outputs) {
+    return loss(outputs, multiScaleTargets(target, config.targets, outputs.size()));
+  };
   const ModelProfile measured = profileNetwork(network, sample, profileOptions);
   return measured.scaledToVoxels(samples * p[0] * p[1] * p[2]);
 }

@@ -47,4 +47,10 @@ void mapLargeAllocations(int64_t thresholdBytes) {
   mallopt(M_TRIM_THRESHOLD, static_cast<int>(thresholdBytes));
 }
 
+void restoreLargeAllocations() {
+  // glibc raises its dynamic threshold up to 32 MiB (64-bit) and trims at twice the threshold.
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 64 << 20);
+}
+
 }  // namespace medseg::cluster

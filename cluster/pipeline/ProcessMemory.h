@@ -7,6 +7,9 @@
 //  - peak RSS over the process' life (getrusage), what the benchmark reports per rank.
 // mapLargeAllocations() fixes glibc's mmap threshold, so large tensors come from and go back to the
 // kernel directly; RSS then follows live tensor memory instead of the allocator's cached high water.
+// That costs time (every large tensor's pages are faulted in afresh: about +45 % per training step
+// on the CPU here), so it is for measuring; restoreLargeAllocations() goes back to glibc's
+// steady state (32 MiB, the ceiling of its dynamic threshold).
 #include <cstdint>
 
 namespace medseg::cluster {
@@ -17,5 +20,6 @@ int64_t peakResidentBytes();      // VmHWM (since the last reset)
 bool resetPeakResident();         // false when /proc/self/clear_refs cannot be written
 int64_t lifetimePeakResidentBytes();  // getrusage(RUSAGE_SELF).ru_maxrss
 void mapLargeAllocations(int64_t thresholdBytes = int64_t{1} << 20);
+void restoreLargeAllocations();
 
 }  // namespace medseg::cluster

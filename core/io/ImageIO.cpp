@@ -6,9 +6,13 @@
 #include <itkImageFileReader.h>
 #include <itkImageFileWriter.h>
 #include <itkImageIOFactory.h>
+#include <itkMetaImageIO.h>
+#include <itkNiftiImageIO.h>
+#include <itkNrrdImageIO.h>
 #include <itkVectorImage.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstring>
@@ -73,21 +77,31 @@ void requireReadableFile(const fs::path& path) {
   if (fs::file_size(path, ec) == 0) fail(path, "file is empty");
 }
 
+// Only the single-file formats are asked whether they can read a file, in ITK's factory order. GDCM's
+// probe would parse any file as DICOM, and on garbage it trips an assert() that aborts the whole
+// process; DICOM is read as a series folder instead (DicomSeries.cpp).
 itk::ImageIOBase::Pointer createReaderIO(const fs::path& path) {
   registerImageIOFactories();
-  itk::ImageIOBase::Pointer io =
-      itk::ImageIOFactory::CreateImageIO(path.c_str(), itk::ImageIOFactory::IOFileModeEnum::ReadMode);
-  if (!io)
-    fail(path, "not a readable NIfTI, NRRD, MetaImage or DICOM file (unknown format, wrong magic number or "
-               "damaged header)");
-  return io;
+  const std::array<itk::ImageIOBase::Pointer, 3> candidates{itk::NiftiImageIO::New().GetPointer(),
+                                                            itk::NrrdImageIO::New().GetPointer(),
+                                                            itk::MetaImageIO::New().GetPointer()};
+  for (const auto& io : candidates) {
+    try {
+      if (io->CanReadFile(path.c_str())) return io;
+    } catch (const std::exception&) {  // itk::ExceptionObject included: this format cannot read it
+    }
+  }
+  fail(path, "not a readable NIfTI, NRRD or MetaImage file (unknown format, wrong magic number or damaged header; "
+             "DICOM series are read as folders)");
 }
 
 // Reads the header through a fresh ImageIO and validates it; the IO is returned for the voxel read.
 itk::ImageIOBase::Pointer readFileHeader(const fs::path& path, const ReadOptions& options, ImageHeader& header) {
   requireReadableFile(path);
+  // Before any reader probes the file: a missing NIfTI magic gets its own message, and no NIfTI header
+  // ITK would abort on reaches nifti1_io (a no-op for files that are not NIfTI).
+  checkNiftiHeader(path);
   itk::ImageIOBase::Pointer io = createReaderIO(path);
-  if (std::string(io->GetNameOfClass()) == "NiftiImageIO") checkNiftiHeader(path);
   if (std::string(io->GetNameOfClass()) == "MetaImageIO") checkMetaImageHeader(path);
   try {
     io->SetFileName(path.string());

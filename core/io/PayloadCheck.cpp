@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -364,7 +365,14 @@ void checkMetaImageHeader(const fs::path& path) {
     if (equals == std::string::npos)
       damaged(path, "MetaImage header line " + std::to_string(number) + " is not \"Key = Value\"");
     const std::string key = trimmed(line.substr(0, equals));
-    fields[key] = trimmed(line.substr(equals + 1));
+    const std::string value = trimmed(line.substr(equals + 1));
+    // MetaIO copies keys and values into fixed-size buffers (a 255-byte name among them).
+    const bool identifier = !key.empty() && key.size() <= 64 && std::all_of(key.begin(), key.end(), [](unsigned char c) {
+      return std::isalnum(c) || c == '_';
+    });
+    if (!identifier || value.size() > 1024)
+      damaged(path, "MetaImage header line " + std::to_string(number) + " is not \"Key = Value\" with a short key");
+    fields[key] = value;
     if (key == "ElementDataFile") break;
   }
   const auto field = [&](const char* key) -> const std::string* {

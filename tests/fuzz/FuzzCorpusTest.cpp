@@ -36,6 +36,8 @@ std::vector<uint8_t> bytesOf(const fs::path& file) {
   return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
+void PrintTo(const TargetCase& target, std::ostream* out) { *out << target.name; }
+
 class FuzzCorpus : public ::testing::TestWithParam<TargetCase> {};
 
 TEST_P(FuzzCorpus, SeedsAndRegressionsAreAcceptedOrRefusedCleanly) {

@@ -258,7 +258,7 @@ const std::vector<Row>& rows() {
          auto r = tinyDataset(d);
          writeFileAtomically(d / "model.pt", "weights? no, text");
          return infer(d, d / "model.pt", image1(r)); },
-       3, "is not a MedSeg checkpoint"},
+       3, "neither a MedSeg checkpoint nor a TorchScript model"},
       {"InferWithATruncatedCheckpoint", [](const fs::path& d) {
          auto r = tinyDataset(d);
          const auto model = tinyModel(d);
@@ -315,6 +315,9 @@ std::map<std::string, std::string> snapshot(const fs::path& folder) {
   }
   return entries;
 }
+
+// Test logs name the row, not its bytes.
+void PrintTo(const Row& row, std::ostream* out) { *out << row.name; }
 
 class MalformedInput : public ::testing::TestWithParam<Row> {};
 

@@ -175,7 +175,8 @@ class PanelsTest : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 1, 60000);
     QVERIFY(!finished[0][0].toBool());
     QVERIFY2(panel->statusText().contains("Resume"), qPrintable(panel->statusText()));
-    QVERIFY(QFileInfo(run + "/checkpoint.pt").isFile());
+    QVERIFY2(QFileInfo(run + "/checkpoint.pt").isFile(),
+             qPrintable(panel->statusText() + " | " + QDir(run).entryList(QDir::Files).join(' ')));
     panel->setExtraArguments({});
   }
 
