@@ -319,6 +319,8 @@ QString ClusterPanel::selectedRunDirectory() const {
   return table_->item(rows.first().row(), kRun)->data(Qt::UserRole).toString();
 }
 
+QString ClusterPanel::runDetails() const { return details_->toPlainText(); }
+
 QStringList ClusterPanel::masksOfSelectedRun() const {
   const QString runDir = selectedRunDirectory();
   if (runDir.isEmpty()) return {};

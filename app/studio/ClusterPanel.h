@@ -46,6 +46,7 @@ class ClusterPanel : public QWidget {
   QString runState(const QString& run) const;  // empty when the run is not listed
   bool selectRun(const QString& run);
   QString selectedRunDirectory() const;
+  QString runDetails() const;  // `medseg runs show` of the selected run, as shown
   QStringList masksOfSelectedRun() const;
   bool openMask(const QString& path);
   bool loadScaling(const QString& path, QString* error = nullptr);

@@ -30,6 +30,10 @@ MedsegProcess::MedsegProcess(QObject* parent) : QObject(parent) {
 }
 
 MedsegProcess::~MedsegProcess() {
+  // The owner is being destroyed too: nobody may hear of the child's end any more (its slots would
+  // run on half-destroyed widgets).
+  QObject::disconnect(&process_, nullptr, this, nullptr);
+  blockSignals(true);
   if (isRunning()) {
     process_.terminate();
     if (!process_.waitForFinished(5000)) process_.kill();

@@ -11,6 +11,7 @@
 #include <QValueAxis>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <cmath>
 
 namespace medseg::studio {
 namespace {
@@ -22,6 +23,7 @@ struct ModeCurves {
 QChartView* makeView(const QString& title, QWidget* parent) {
   auto* chart = new QChart;  // owned by the view
   chart->setTitle(title);
+  chart->legend()->setAlignment(Qt::AlignBottom);
   auto* view = new QChartView(chart, parent);
   view->setRenderHint(QPainter::Antialiasing);
   view->setMinimumHeight(220);
@@ -56,6 +58,10 @@ std::pair<QValueAxis*, QValueAxis*> addAxes(QChart* chart, double xMax, double y
   x->setTitleText(QObject::tr("workers"));
   x->setRange(1, std::max(2.0, xMax));
   x->setLabelFormat("%d");
+  // Ticks on whole worker counts only (1, 2, ... or a round step for large studies).
+  x->setTickType(QValueAxis::TicksDynamic);
+  x->setTickAnchor(1);
+  x->setTickInterval(std::max(1.0, std::round((std::max(2.0, xMax) - 1) / 6)));
   auto* y = new QValueAxis;
   y->setTitleText(yTitle);
   y->setRange(0, yMax);

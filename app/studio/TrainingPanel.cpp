@@ -155,8 +155,10 @@ void TrainingPanel::onProgress(const QJsonObject& event) {
   progress_->setValue(total > 0 ? static_cast<int>(1000 * done / total) : 0);
   const double step = event.contains("step") ? event.value("step").toDouble() : done;
   const double totalSteps = event.contains("total_steps") ? event.value("total_steps").toDouble() : total;
-  eta_->setText(tr("step %1/%2 · epoch %3 · elapsed %4 · ETA %5")
-                    .arg(step).arg(totalSteps).arg(event.value("epoch").toInt())
+  // The closing event of a run carries no epoch (the bar is just completed).
+  const QString epoch = event.contains("epoch") ? tr(" · epoch %1").arg(event.value("epoch").toInt()) : QString();
+  eta_->setText(tr("step %1/%2%3 · elapsed %4 · ETA %5")
+                    .arg(step).arg(totalSteps).arg(epoch)
                     .arg(formatDuration(event.value("elapsed_s").toDouble()))
                     .arg(formatDuration(event.value("eta_s").toDouble(-1))));
   if (event.contains("loss")) {

@@ -165,9 +165,13 @@ class PanelsTest : public QObject {
 
   void trainingPanelStopSavesACheckpoint() {
     TrainingPanel* panel = window_->trainingPanel();
+    raise(panel);
     const QString run = scratch_.filePath("stopped-run");
+    panel->setDataset(dataset_);
+    panel->setConfig(tinyConfig());
     panel->setRunDirectory(run);
-    panel->setExtraArguments({"--set", "epochs=200"});
+    // A long first epoch, so the stop lands between training steps (the trainer saves there).
+    panel->setExtraArguments({"--set", "epochs=1", "--set", "steps_per_epoch=2000"});
     QSignalSpy finished(panel, &TrainingPanel::trainingFinished);
     panel->start();
     QTRY_VERIFY_WITH_TIMEOUT(panel->curves()->lossPointCount() >= 1, 60000);  // training steps are running
@@ -287,6 +291,9 @@ class PanelsTest : public QObject {
     QTest::mouseClick(open, Qt::LeftButton);
     QCOMPARE(window_->document().labelsPath(), returned);
     QVERIFY(labelledVoxels(window_->document().labels()) > 0);
+    // The selected run's details (`medseg runs show`): its state history and final metrics.
+    QTRY_VERIFY_WITH_TIMEOUT(panel->runDetails().contains("metrics:"), 30000);
+    QVERIFY2(panel->runDetails().contains("tiny-data — finished"), qPrintable(panel->runDetails()));
     screenshot(window_->dockOf(panel), "panels-cluster-runs.png");
   }
 
