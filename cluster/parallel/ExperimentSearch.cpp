@@ -66,21 +66,20 @@ TrialRecord runTrial(const ExperimentOptions& options, const Plan& plan, const j
       record.error = outcome.error;
       record.dice = outcome.dice;
       record.epochs = outcome.epochs;
-      record.seconds = since(start);
-      return record;
+    } else {
+      const TrainConfig config = TrainConfig::fromJson(document);
+      DataParallelOptions dp;
+      dp.comm = comm;
+      dp.globalRankForLogs = worldRank;
+      if (options.keepTrialFolders) dp.runDir = options.runDir / "trials" / record.trial;
+      dp.onValidation = onRung;
+      Reporter quiet(OutputMode::JsonLines);  // trial progress would interleave between workers
+      (void)reporter;
+      const DataParallelResult result = trainDataParallel(config, dp, quiet);
+      record.status = result.stoppedEarly ? "stopped" : "finished";
+      record.dice = result.wholeTumourDice;
+      record.epochs = result.epochs;
     }
-    const TrainConfig config = TrainConfig::fromJson(document);
-    DataParallelOptions dp;
-    dp.comm = comm;
-    dp.globalRankForLogs = worldRank;
-    if (options.keepTrialFolders) dp.runDir = options.runDir / "trials" / record.trial;
-    dp.onValidation = onRung;
-    Reporter quiet(OutputMode::JsonLines);  // trial progress would interleave between workers
-    (void)reporter;
-    const DataParallelResult result = trainDataParallel(config, dp, quiet);
-    record.status = result.stoppedEarly ? "stopped" : "finished";
-    record.dice = result.wholeTumourDice;
-    record.epochs = result.epochs;
   } catch (const Interrupted&) {
     throw;  // a stop of the whole search, not a failure of this trial
   } catch (const std::exception& error) {

@@ -4,10 +4,20 @@
 #include <unistd.h>
 
 #include <array>
+#include <sstream>
 #include <stdexcept>
 
 namespace medseg::test {
 namespace fs = std::filesystem;
+
+std::vector<nlohmann::json> jsonLines(const std::string& output) {
+  std::vector<nlohmann::json> events;
+  std::istringstream lines(output);
+  std::string line;
+  while (std::getline(lines, line))
+    if (!line.empty() && line[0] == '{') events.push_back(nlohmann::json::parse(line));
+  return events;
+}
 
 ScratchDir::ScratchDir(const std::string& name) {
   path_ = fs::temp_directory_path() / ("medseg-test-" + name + "-" + std::to_string(::getpid()));

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace medseg::test {
 
 // A fresh, empty folder for one test, removed when the object goes out of scope.
@@ -27,6 +29,9 @@ struct CommandResult {
 
 // Runs the built `medseg` program with arguments (no shell involved) and captures its output.
 CommandResult runMedseg(const std::vector<std::string>& arguments);
+
+// The JSON-lines events (lines starting with '{') in the output of a `medseg --json` run.
+std::vector<nlohmann::json> jsonLines(const std::string& output);
 
 std::filesystem::path templateDir();  // the Colin27 templates from mricron-data
 

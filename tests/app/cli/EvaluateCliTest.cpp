@@ -22,15 +22,6 @@ LabelVolume cubeLabels(Size3 size, int64_t shiftX, std::array<double, 3> spacing
   return v;
 }
 
-std::vector<nlohmann::json> jsonLines(const std::string& output) {
-  std::vector<nlohmann::json> events;
-  std::istringstream lines(output);
-  std::string line;
-  while (std::getline(lines, line))
-    if (!line.empty() && line[0] == '{') events.push_back(nlohmann::json::parse(line));
-  return events;
-}
-
 const nlohmann::json* findRegion(const nlohmann::json& event, const std::string& name) {
   for (const auto& r : event["regions"])
     if (r["region"] == name) return &r;
@@ -44,7 +35,7 @@ TEST(EvaluateCli, ScoresTwoFilesAsJson) {
   const auto result = test::runMedseg({"--json", "evaluate", "--pred", (dir / "pred.nii.gz").string(), "--ref",
                                        (dir / "ref.nii.gz").string(), "--csv", (dir / "m.csv").string()});
   ASSERT_EQ(result.exitCode, 0) << result.output;
-  const auto events = jsonLines(result.output);
+  const auto events = test::jsonLines(result.output);
   const nlohmann::json* caseEvent = nullptr;
   const nlohmann::json* summary = nullptr;
   for (const auto& e : events) {
@@ -95,7 +86,7 @@ TEST(EvaluateCli, FoldersAreMatchedByCaseNameAndUnmatchedReported) {
       test::runMedseg({"--json", "evaluate", "--pred", (dir / "pred").string(), "--ref", (dir / "ref").string()});
   EXPECT_EQ(partial.exitCode, 3) << partial.output;
   int cases = 0, errors = 0;
-  for (const auto& e : jsonLines(partial.output)) {
+  for (const auto& e : test::jsonLines(partial.output)) {
     cases += e.value("kind", "") == "evaluate-case";
     errors += e.value("event", "") == "error" && e.value("case", "") == "case_c";
   }

@@ -92,15 +92,6 @@ fs::path artifact(const std::string& name) {
   return fs::absolute(fs::path("artifacts") / name);
 }
 
-std::vector<nlohmann::json> jsonLines(const std::string& output) {
-  std::vector<nlohmann::json> events;
-  std::istringstream lines(output);
-  std::string line;
-  while (std::getline(lines, line))
-    if (!line.empty() && line[0] == '{') events.push_back(nlohmann::json::parse(line));
-  return events;
-}
-
 TEST(LabelScene, BuildsOneSurfacePerLabelPresent) {
   const ImageVolume image = phantomImage();
   const LabelVolume labels = phantomLabels(image);
@@ -173,7 +164,7 @@ TEST_F(RenderCli, WritesPngOfRequestedSizeWithLabelColours) {
                                        (dir_ / "mask.nii.gz").string(), "--out", out.string(), "--size", "400x300",
                                        "--azimuth", "45", "--elevation", "10"});
   ASSERT_EQ(result.exitCode, 0) << result.output;
-  const auto events = jsonLines(result.output);
+  const auto events = test::jsonLines(result.output);
   ASSERT_FALSE(events.empty()) << result.output;
   EXPECT_EQ(events.back()["kind"], "render");
   EXPECT_EQ(events.back()["labels"], nlohmann::json::array({1, 3}));

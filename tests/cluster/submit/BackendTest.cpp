@@ -10,6 +10,7 @@
 #include "cluster/submit/LocalBackend.h"
 #include "cluster/submit/Process.h"
 #include "cluster/submit/ShellQuote.h"
+#include "cluster/submit/StubPrograms.h"
 #include "cluster/submit/SlurmBackend.h"
 #include "cluster/submit/SshBackend.h"
 #include "core/util/AtomicFile.h"
@@ -18,29 +19,12 @@
 
 namespace medseg::cluster {
 namespace {
+
+using test_support::splitNul;
+using test_support::writeScript;
 namespace fs = std::filesystem;
 
 const std::string kHostileName = "run; rm -rf ~ $(touch pwned) `touch pwned` 'q' \"dq\" & | > x";
-
-fs::path writeScript(const fs::path& file, const std::string& body) {
-  writeFileAtomically(file, "#!/bin/sh\n" + body);
-  fs::permissions(file, fs::perms::owner_all);
-  return file;
-}
-
-std::vector<std::string> splitNul(const std::string& text) {
-  std::vector<std::string> parts;
-  std::string current;
-  for (char c : text) {
-    if (c == '\0') {
-      parts.push_back(current);
-      current.clear();
-    } else {
-      current += c;
-    }
-  }
-  return parts;
-}
 
 struct Fixture {
   test::ScratchDir scratch{"backend"};

@@ -9,6 +9,7 @@
 
 #include "cluster/submit/Process.h"
 #include "cluster/submit/ShellQuote.h"
+#include "cluster/submit/StubPrograms.h"
 #include "cluster/submit/SlurmBackend.h"
 #include "cluster/submit/SshBackend.h"
 #include "core/util/AtomicFile.h"
@@ -17,6 +18,9 @@
 
 namespace medseg::cluster {
 namespace {
+
+using test_support::splitNul;
+using test_support::writeScript;
 namespace fs = std::filesystem;
 
 const std::vector<std::string>& hostileStrings() {
@@ -25,26 +29,6 @@ const std::vector<std::string>& hostileStrings() {
       "x | tee pwned", "> pwned", "$HOME", "*", "-rf", "--help", "-oProxyCommand=touch pwned", "-", "new\nline; touch pwned",
       "tab\there", "back\\slash", "'; touch pwned; '", "!!", "~", "#"};
   return strings;
-}
-
-fs::path writeScript(const fs::path& file, const std::string& body) {
-  writeFileAtomically(file, "#!/bin/sh\n" + body);
-  fs::permissions(file, fs::perms::owner_all);
-  return file;
-}
-
-std::vector<std::string> splitNul(const std::string& text) {
-  std::vector<std::string> parts;
-  std::string current;
-  for (char c : text) {
-    if (c == '\0') {
-      parts.push_back(current);
-      current.clear();
-    } else {
-      current += c;
-    }
-  }
-  return parts;
 }
 
 bool validName(const std::string& name) {

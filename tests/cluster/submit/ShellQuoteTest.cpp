@@ -6,11 +6,15 @@
 
 #include "cluster/submit/Process.h"
 #include "cluster/submit/ShellQuote.h"
+#include "cluster/submit/StubPrograms.h"
 #include "core/util/AtomicFile.h"
 #include "support/TestSupport.h"
 
 namespace medseg::cluster {
 namespace {
+
+using test_support::splitNul;
+using test_support::writeScript;
 
 const std::vector<std::string>& hostileStrings() {
   static const std::vector<std::string> strings{
@@ -22,24 +26,7 @@ const std::vector<std::string>& hostileStrings() {
 
 // A stub that prints each argument followed by a NUL byte, so any split or merge is visible.
 std::filesystem::path writeArgvPrinter(const std::filesystem::path& folder) {
-  const auto stub = folder / "print-argv";
-  writeFileAtomically(stub, "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\0' \"$a\"; done\n");
-  std::filesystem::permissions(stub, std::filesystem::perms::owner_all);
-  return stub;
-}
-
-std::vector<std::string> splitNul(const std::string& text) {
-  std::vector<std::string> parts;
-  std::string current;
-  for (char c : text) {
-    if (c == '\0') {
-      parts.push_back(current);
-      current.clear();
-    } else {
-      current += c;
-    }
-  }
-  return parts;
+  return writeScript(folder / "print-argv", "for a in \"$@\"; do printf '%s\\0' \"$a\"; done\n");
 }
 
 TEST(ShellQuote, QuotesPlainAndEmbeddedQuotes) {
