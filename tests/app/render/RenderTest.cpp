@@ -17,38 +17,14 @@
 #include "app/render/LabelScene.h"
 #include "app/render/OffscreenSnapshot.h"
 #include "core/io/ImageIO.h"
+#include "support/Phantoms.h"
 #include "support/TestSupport.h"
 
 namespace medseg {
 namespace {
 namespace fs = std::filesystem;
-
-// A head-like ellipsoid with non-unit spacing and a shifted origin, so world placement matters.
-ImageVolume phantomImage() {
-  Geometry g;
-  g.spacing = {1.5, 1.5, 2.0};
-  g.origin = {-36.0, -42.0, -40.0};
-  ImageVolume image({48, 56, 40}, 1, g);
-  for (int64_t z = 0; z < 40; ++z)
-    for (int64_t y = 0; y < 56; ++y)
-      for (int64_t x = 0; x < 48; ++x) {
-        const double dx = (x - 24) / 20.0, dy = (y - 28) / 24.0, dz = (z - 20) / 17.0;
-        if (dx * dx + dy * dy + dz * dz < 1.0) image.at(x, y, z) = 100.0f + 10.0f * z + x;
-      }
-  return image;
-}
-
-// Label 1 (edema, green) shell around a label 3 (enhancing, yellow) cube.
-LabelVolume phantomLabels(const ImageVolume& image) {
-  LabelVolume labels(image.size, 1, image.geometry);
-  for (int64_t z = 12; z < 28; ++z)
-    for (int64_t y = 20; y < 36; ++y)
-      for (int64_t x = 16; x < 32; ++x) {
-        const bool inner = x >= 20 && x < 28 && y >= 24 && y < 32 && z >= 16 && z < 24;
-        labels.at(x, y, z) = inner ? 3 : 1;
-      }
-  return labels;
-}
+using test::phantomImage;
+using test::phantomLabels;
 
 // Pixels of the label colour's hue: each channel near the label colour scaled to the pixel's
 // brightness (shading darkens; the see-through context surface tints a little), within 30 % of

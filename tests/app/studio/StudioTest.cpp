@@ -17,37 +17,18 @@
 #include "app/studio/ViewerDocument.h"
 #include "app/studio/VtkOpenGLWidget.h"
 #include "core/io/ImageIO.h"
+#include "support/Phantoms.h"
 
 using namespace medseg;
 using namespace medseg::studio;
+using medseg::test::phantomLabels;
 
 namespace {
-// A 4-channel head-like phantom: a bright ellipsoid "brain" with a gradient so that slices differ.
-ImageVolume phantomImage() {
-  ImageVolume image({48, 56, 40}, 4);
-  image.geometry.spacing = {1.5, 1.5, 2.0};
-  for (int64_t c = 0; c < 4; ++c)
-    for (int64_t z = 0; z < 40; ++z)
-      for (int64_t y = 0; y < 56; ++y)
-        for (int64_t x = 0; x < 48; ++x) {
-          const double dx = (x - 24) / 20.0, dy = (y - 28) / 24.0, dz = (z - 20) / 17.0;
-          if (dx * dx + dy * dy + dz * dz < 1.0) image.at(x, y, z, c) = 100.0f + 10.0f * z + 5.0f * c + x;
-        }
-  return image;
-}
+// The 4-channel (MSD-like) phantom.
+ImageVolume phantomImage() { return medseg::test::phantomImage(4); }
+}  // namespace
 
-// Label 1 shell around a label 3 cube centred at (24, 28, 20).
-LabelVolume phantomLabels(const ImageVolume& image) {
-  LabelVolume labels(image.size, 1, image.geometry);
-  for (int64_t z = 12; z < 28; ++z)
-    for (int64_t y = 20; y < 36; ++y)
-      for (int64_t x = 16; x < 32; ++x) {
-        const bool inner = x >= 20 && x < 28 && y >= 24 && y < 32 && z >= 16 && z < 24;
-        labels.at(x, y, z) = inner ? 3 : 1;
-      }
-  return labels;
-}
-
+namespace {
 QString artifactPath(const QString& name) {
   QDir().mkpath("artifacts");
   return QDir("artifacts").filePath(name);
