@@ -2,7 +2,6 @@
 
 #include <QChart>
 #include <QChartView>
-#include <QHBoxLayout>
 #include <QJsonArray>
 #include <QLabel>
 #include <QLineSeries>
@@ -24,6 +23,7 @@ QChartView* makeView(const QString& title, QWidget* parent) {
   auto* chart = new QChart;  // owned by the view
   chart->setTitle(title);
   chart->legend()->setAlignment(Qt::AlignBottom);
+  chart->legend()->setShowToolTips(true);  // full series names where the legend has to elide them
   auto* view = new QChartView(chart, parent);
   view->setRenderHint(QPainter::Antialiasing);
   view->setMinimumHeight(220);
@@ -77,7 +77,8 @@ ScalingCharts::ScalingCharts(QWidget* parent)
       speedup_(makeView(tr("Speed-up"), this)),
       efficiency_(makeView(tr("Parallel efficiency"), this)),
       summary_(new QLabel(tr("no scaling study loaded"), this)) {
-  auto* charts = new QHBoxLayout;
+  // Stacked, not side by side: the panel lives in a narrow dock, and each legend needs the width.
+  auto* charts = new QVBoxLayout;
   charts->addWidget(speedup_);
   charts->addWidget(efficiency_);
   auto* layout = new QVBoxLayout(this);
