@@ -1,5 +1,7 @@
 #include "app/studio/MainWindow.h"
 
+#include <algorithm>
+
 #include <QAction>
 #include <QComboBox>
 #include <QDockWidget>
@@ -24,8 +26,26 @@
 #include "app/studio/SurfaceView.h"
 #include "app/studio/TrainingPanel.h"
 #include "app/studio/ViewerDocument.h"
+#include "core/io/ImageIO.h"
 
 namespace medseg::studio {
+namespace {
+
+// A segmentation (a few small integer labels) on the open image's grid, as opposed to another
+// image: an 8-bit MRI reads as labels too, but it uses far more than a handful of values.
+bool isMaskFor(const ViewerDocument& document, const QString& path) {
+  if (!document.hasImage() || QFileInfo(path).isDir()) return false;
+  try {
+    const LabelVolume labels = readLabels(path.toStdString());
+    if (labels.size != document.image().size) return false;
+    constexpr uint8_t kMostLabels = 15;
+    return std::all_of(labels.data.begin(), labels.data.end(), [](uint8_t v) { return v <= kMostLabels; });
+  } catch (const std::exception&) {
+    return false;  // not readable as labels: open it as an image, which reports what is wrong
+  }
+}
+
+}  // namespace
 
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent),
@@ -192,9 +212,15 @@ void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
 
 void MainWindow::dropEvent(QDropEvent* event) {
   const auto urls = event->mimeData()->urls();
+  event->acceptProposedAction();
+  // Image and mask dropped together: the first is the image. A single file dropped onto an open
+  // image becomes its overlay when it is a label map of the same grid, else it replaces the image.
+  if (urls.size() == 1 && isMaskFor(*document_, urls[0].toLocalFile())) {
+    openLabels(urls[0].toLocalFile());
+    return;
+  }
   for (int i = 0; i < urls.size(); ++i) {
     const QString path = urls[i].toLocalFile();
-    // The first file is the image; a second one dropped together is its mask.
     if (i == 0) openImage(path); else openLabels(path);
   }
 }

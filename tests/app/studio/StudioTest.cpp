@@ -1,6 +1,11 @@
 // GUI tests of medseg-studio (Qt Test, run under xvfb-run). Screenshots are kept as artefacts in
 // the test's working folder (artifacts/) for inspection.
 #include <QDir>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QMenu>
+#include <QMimeData>
+#include <QUrl>
 #include <QApplication>
 #include <QProcess>
 #include <QSignalSpy>
@@ -196,6 +201,54 @@ class StudioTest : public QObject {
     QVERIFY(!window.document().hasLabels());
   }
 
+  // Drag and drop: an image, then its mask dropped alone becomes the overlay; a DICOM folder dropped
+  // replaces the image; File > Open recent lists what was opened, newest first, and reopens it.
+  void dropAndRecentFilesOpenImagesMasksAndDicom() {
+    QTemporaryDir dir;
+    const ImageVolume image = phantomImage();
+    const QString imagePath = dir.filePath("image.nii.gz"), maskPath = dir.filePath("mask.nii.gz");
+    const QString dicomPath = dir.filePath("dicom");
+    writeImage(image, imagePath.toStdString());
+    writeLabels(phantomLabels(image), maskPath.toStdString());
+    writeDicomSeries(extractChannel(image, 0), dicomPath.toStdString());
+    MainWindow window;
+    auto drop = [&window](const QStringList& paths) {
+      QList<QUrl> urls;
+      for (const QString& path : paths) urls << QUrl::fromLocalFile(path);
+      QMimeData mime;
+      mime.setUrls(urls);
+      QDragEnterEvent enter(QPoint(20, 20), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+      QCoreApplication::sendEvent(&window, &enter);
+      QVERIFY(enter.isAccepted());
+      QDropEvent event(QPointF(20, 20), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+      QCoreApplication::sendEvent(&window, &event);
+    };
+    drop({imagePath});
+    QCOMPARE(window.document().imagePath(), imagePath);
+    QCOMPARE(window.document().channelNames().size(), 4);  // MSD-like: the channel selector's entries
+    QVERIFY(!window.document().hasLabels());
+    drop({maskPath});
+    QCOMPARE(window.document().imagePath(), imagePath);  // the image stays, the mask is its overlay
+    QCOMPARE(window.document().labelsPath(), maskPath);
+    QCOMPARE(window.document().labelAt({24, 28, 20}), 3);
+    drop({dicomPath});
+    QCOMPARE(window.document().imagePath(), dicomPath);
+    QCOMPARE(window.document().image().channels, int64_t{1});
+    QCOMPARE(window.document().image().size, image.size);
+    QVERIFY(std::abs(window.document().voxelValue({24, 28, 20}) - image.at(24, 28, 20)) < 1.0f);  // int16 DICOM
+
+    QMenu* recent = nullptr;
+    for (QMenu* menu : window.findChildren<QMenu*>())
+      if (menu->title() == MainWindow::tr("Open &recent")) recent = menu;
+    QVERIFY(recent && recent->isEnabled());
+    QStringList entries;
+    for (QAction* action : recent->actions()) entries << action->text();
+    QVERIFY2(entries.size() >= 2 && entries[0] == dicomPath && entries[1] == imagePath, qPrintable(entries.join(", ")));
+    recent->actions()[1]->trigger();
+    QCOMPARE(window.document().imagePath(), imagePath);
+    QCOMPARE(window.document().image().channels, int64_t{4});
+  }
+
   void screenshotCommandWritesPicture() {
     QTemporaryDir dir;
     const ImageVolume image = phantomImage();
@@ -223,6 +276,9 @@ class StudioTest : public QObject {
 
 // Not QTEST_MAIN: VTK's OpenGL needs the studio's surface format set before QApplication exists.
 int main(int argc, char** argv) {
+  // Recent files go to a throw-away settings folder, never the user's.
+  QTemporaryDir settings;
+  qputenv("XDG_CONFIG_HOME", settings.path().toLocal8Bit());
   QSurfaceFormat::setDefaultFormat(VtkOpenGLWidget::defaultFormat());
   QApplication::setAttribute(Qt::AA_ShareOpenGLContexts);
   QApplication app(argc, argv);
