@@ -1,5 +1,6 @@
 #include "support/TestSupport.h"
 
+#include <grp.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -30,7 +31,17 @@ ScratchDir::~ScratchDir() {
   if (!std::getenv("MEDSEG_KEEP_TEST_FILES")) fs::remove_all(path_, ignored);
 }
 
-CommandResult runMedseg(const std::vector<std::string>& arguments) {
+namespace {
+constexpr uid_t kNobody = 65534;
+
+// In the forked child: becomes "nobody" if root; exits 126 (as a shell does) when that fails.
+void dropRootPrivileges() {
+  if (::geteuid() != 0) return;
+  if (::setgroups(0, nullptr) != 0 || ::setgid(kNobody) != 0 || ::setuid(kNobody) != 0) ::_exit(126);
+}
+}  // namespace
+
+CommandResult runMedseg(const std::vector<std::string>& arguments, Privileges privileges) {
   std::array<int, 2> pipeFds{};
   if (::pipe(pipeFds.data()) != 0) throw std::runtime_error("pipe failed");
   const pid_t pid = ::fork();
@@ -40,6 +51,7 @@ CommandResult runMedseg(const std::vector<std::string>& arguments) {
     ::dup2(pipeFds[1], STDERR_FILENO);
     ::close(pipeFds[0]);
     ::close(pipeFds[1]);
+    if (privileges == Privileges::DropRoot) dropRootPrivileges();
     std::vector<std::string> argvStrings{MEDSEG_BINARY};
     argvStrings.insert(argvStrings.end(), arguments.begin(), arguments.end());
     std::vector<char*> argv;

@@ -27,8 +27,12 @@ struct CommandResult {
   std::string output;  // stdout and stderr together
 };
 
+// Who the child runs as. DropRoot: as the unprivileged user "nobody" when the test runs as root
+// (CI does), so that file permissions apply to it as they do to a user.
+enum class Privileges { Inherit, DropRoot };
+
 // Runs the built `medseg` program with arguments (no shell involved) and captures its output.
-CommandResult runMedseg(const std::vector<std::string>& arguments);
+CommandResult runMedseg(const std::vector<std::string>& arguments, Privileges privileges = Privileges::Inherit);
 
 // The JSON-lines events (lines starting with '{') in the output of a `medseg --json` run.
 std::vector<nlohmann::json> jsonLines(const std::string& output);
