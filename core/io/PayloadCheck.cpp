@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/io/ImageIOInternal.h"
+#include "core/io/NiftiHeader.h"
 
 namespace medseg::io_detail {
 namespace fs = std::filesystem;
@@ -26,11 +27,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr size_t kChunk = 1 << 16;
-
-struct GzFileCloser {
-  void operator()(gzFile_s* file) const { gzclose(file); }
-};
-using GzFile = std::unique_ptr<gzFile_s, GzFileCloser>;
 
 std::string lowerName(const fs::path& path) {
   std::string name = path.filename().string();
@@ -42,64 +38,8 @@ bool endsWith(const std::string& text, const std::string& suffix) {
   return text.size() > suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-bool isSingleFileNifti(const fs::path& path) {
-  const std::string name = lowerName(path);
-  return endsWith(name, ".nii") || endsWith(name, ".nii.gz");
-}
-
 [[noreturn]] void damaged(const fs::path& path, const std::string& what) {
   fail(path, what + "; the file is damaged or incomplete, export or download it again");
-}
-
-template <typename T>
-T readValue(const unsigned char* bytes, bool swap) {
-  std::array<unsigned char, sizeof(T)> raw{};
-  std::memcpy(raw.data(), bytes, sizeof(T));
-  if (swap) std::reverse(raw.begin(), raw.end());
-  T value;
-  std::memcpy(&value, raw.data(), sizeof(T));
-  return value;
-}
-
-// Version and byte order of a NIfTI header as nifti1_io decides them: the magic first (a damaged
-// sizeof_hdr does not stop nifti1_io), then dim[0], which must be 1..7, and only then sizeof_hdr.
-struct NiftiKind {
-  bool valid = false;
-  bool nifti2 = false;
-  bool swap = false;
-};
-
-NiftiKind niftiKind(const unsigned char* header, size_t available) {
-  NiftiKind kind;
-  if (available < 348) return kind;
-  const int32_t sizeRaw = readValue<int32_t>(header, false);
-  const int32_t sizeSwapped = readValue<int32_t>(header, true);
-  const bool magic1 = std::memcmp(header + 344, "n+1\0", 4) == 0 || std::memcmp(header + 344, "ni1\0", 4) == 0;
-  const bool magic2 = available >= 540 && (std::memcmp(header + 4, "n+2\0", 4) == 0 || std::memcmp(header + 4, "ni2\0", 4) == 0);
-  kind.nifti2 = magic2 || (!magic1 && available >= 540 && (sizeRaw == 540 || sizeSwapped == 540));
-  kind.valid = kind.nifti2 || magic1 || sizeRaw == 348 || sizeSwapped == 348;
-  if (!kind.valid) return kind;
-  const auto rankFits = [&](bool swapped) {
-    const int64_t rank = kind.nifti2 ? readValue<int64_t>(header + 16, swapped) : readValue<int16_t>(header + 40, swapped);
-    return rank >= 1 && rank <= 7;
-  };
-  kind.swap = rankFits(false) ? false : rankFits(true) ? true : (kind.nifti2 ? sizeRaw != 540 : sizeRaw != 348);
-  return kind;
-}
-
-// Bytes per voxel of a NIfTI datatype code, as nifti1_io sizes the payload (it goes by the datatype,
-// not by bitpix); 0 for codes it does not know.
-int niftiDatatypeBytes(int datatype) {
-  switch (datatype) {
-    case 2: case 256: return 1;               // uint8, int8
-    case 4: case 512: return 2;               // int16, uint16
-    case 8: case 16: case 768: case 2304: return 4;  // int32, float32, uint32, rgba32
-    case 32: case 64: case 1024: case 1280: return 8;  // complex64, float64, int64, uint64
-    case 128: return 3;                       // rgb24
-    case 1536: case 1792: return 16;          // float128, complex128
-    case 2048: return 32;                     // complex256
-    default: return 0;
-  }
 }
 
 struct NiftiLayout {
@@ -109,31 +49,17 @@ struct NiftiLayout {
 
 NiftiLayout niftiLayout(const unsigned char* header, size_t available) {
   NiftiLayout layout;
-  const NiftiKind kind = niftiKind(header, available);
-  if (!kind.valid) return layout;
-  const bool swap = kind.swap;
-  int64_t dims[8];
-  int datatype = 0;
-  double offset = 0;
-  if (!kind.nifti2) {
-    for (int i = 0; i < 8; ++i) dims[i] = readValue<int16_t>(header + 40 + 2 * i, swap);
-    datatype = readValue<int16_t>(header + 70, swap);
-    offset = std::max<double>(readValue<float>(header + 108, swap), 352);
-  } else {
-    for (int i = 0; i < 8; ++i) dims[i] = readValue<int64_t>(header + 16 + 8 * i, swap);
-    datatype = readValue<int16_t>(header + 12, swap);
-    offset = std::max<double>(static_cast<double>(readValue<int64_t>(header + 168, swap)), 544);
-  }
-  const int bytesPerVoxel = niftiDatatypeBytes(datatype);
-  // The offset bound also keeps the cast below defined (a float vox_offset may hold 1e38 or nan).
-  if (dims[0] < 1 || dims[0] > 7 || bytesPerVoxel == 0 || !(offset >= 0 && offset < 1e12)) return layout;
+  const auto fields = decodeNiftiHeader(header, available);
+  if (!fields) return layout;
+  const int bytesPerVoxel = niftiDatatypeBytes(fields->datatype);
+  if (bytesPerVoxel == 0) return layout;
   uint64_t bytes = static_cast<uint64_t>(bytesPerVoxel);
-  for (int i = 1; i <= dims[0]; ++i) {
-    if (dims[i] <= 0) return layout;
-    if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(dims[i]), &bytes)) return layout;
+  for (int i = 1; i <= fields->dims[0]; ++i) {
+    if (fields->dims[i] <= 0) return layout;
+    if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(fields->dims[i]), &bytes)) return layout;
   }
   layout.valid = true;
-  layout.totalBytes = bytes + static_cast<uint64_t>(offset);
+  layout.totalBytes = bytes + fields->dataOffset;
   return layout;
 }
 
@@ -263,7 +189,7 @@ void verifyMetaImage(const fs::path& path, uint64_t expected) {
 
 void checkNiftiHeader(const fs::path& path) {
   const std::string name = lowerName(path);
-  const bool singleFile = isSingleFileNifti(path);
+  const bool singleFile = hasSingleFileNiftiName(path);
   // An Analyze-style pair keeps its header in the .hdr beside the .img.
   fs::path headerFile = path;
   if (endsWith(name, ".img") || endsWith(name, ".img.gz")) {
@@ -284,16 +210,16 @@ void checkNiftiHeader(const fs::path& path) {
     fail(path, "not a NIfTI file: the magic number \"n+1\" (or \"n+2\") is missing from the header, so this is "
                "either damaged or another format with a .nii name");
   if (got < 348) return;
-  const NiftiKind kind = niftiKind(header.data(), static_cast<size_t>(got));
+  const NiftiKind kind = detectNiftiKind(header.data(), static_cast<size_t>(got));
   if (!kind.valid) return;
   const bool nifti1 = !kind.nifti2;
   const bool swap = kind.swap;
   // nifti1_io quietly turns a size of 0 or less into 1, so ITK would see neither the empty axis nor
   // the payload the header really describes (and then over-reads its buffer for RGB voxels).
-  const int64_t rank = nifti1 ? readValue<int16_t>(&header[40], swap) : readValue<int64_t>(&header[16], swap);
+  const int64_t rank = nifti1 ? readNiftiValue<int16_t>(&header[40], swap) : readNiftiValue<int64_t>(&header[16], swap);
   static const char* axisNames[] = {"", "x", "y", "z", "channel", "dimension 5", "dimension 6", "dimension 7"};
   for (int64_t axis = 1; axis <= rank && axis <= 7; ++axis) {
-    const int64_t extent = nifti1 ? readValue<int16_t>(&header[40 + 2 * axis], swap) : readValue<int64_t>(&header[16 + 8 * axis], swap);
+    const int64_t extent = nifti1 ? readNiftiValue<int16_t>(&header[40 + 2 * axis], swap) : readNiftiValue<int64_t>(&header[16 + 8 * axis], swap);
     if (extent == 0) fail(path, std::string("header declares size 0 along ") + axisNames[axis]);
     if (extent < 0)
       fail(path, "header declares a negative size (" + std::to_string(extent) + ") along " + axisNames[axis]);
@@ -305,10 +231,10 @@ void checkNiftiHeader(const fs::path& path) {
   std::vector<double> fields;
   const auto addFloats = [&](size_t offset, int count) {
     for (int i = 0; i < count; ++i)
-      fields.push_back(nifti1 ? readValue<float>(&header[offset + 4 * i], swap) : readValue<double>(&header[offset + 8 * i], swap));
+      fields.push_back(nifti1 ? readNiftiValue<float>(&header[offset + 4 * i], swap) : readNiftiValue<double>(&header[offset + 8 * i], swap));
   };
-  const int qformCode = nifti1 ? readValue<int16_t>(&header[252], swap) : readValue<int32_t>(&header[344], swap);
-  const int sformCode = nifti1 ? readValue<int16_t>(&header[254], swap) : readValue<int32_t>(&header[348], swap);
+  const int qformCode = nifti1 ? readNiftiValue<int16_t>(&header[252], swap) : readNiftiValue<int32_t>(&header[344], swap);
+  const int sformCode = nifti1 ? readNiftiValue<int16_t>(&header[254], swap) : readNiftiValue<int32_t>(&header[348], swap);
   nifti1 ? addFloats(80, 3) : addFloats(112, 3);                   // pixdim[1..3]
   if (qformCode > 0) nifti1 ? addFloats(256, 6) : addFloats(352, 6);  // quatern_b..qoffset_z
   if (sformCode > 0) nifti1 ? addFloats(280, 12) : addFloats(400, 12);  // srow_x, srow_y, srow_z
@@ -430,7 +356,7 @@ void checkMetaImageHeader(const fs::path& path) {
 
 void verifyPayload(const fs::path& path, itk::ImageIOBase& io) {
   const std::string format = io.GetNameOfClass();
-  if (format == "NiftiImageIO" && isSingleFileNifti(path)) verifyNifti(path);
+  if (format == "NiftiImageIO" && hasSingleFileNiftiName(path)) verifyNifti(path);
   if (format == "MetaImageIO") verifyMetaImage(path, static_cast<uint64_t>(io.GetImageSizeInBytes()));
 }
 
