@@ -4,8 +4,9 @@
 // data: one training, data parallel over all ranks (DataParallelTrainer), continuing the run folder's
 // checkpoint.pt when there is one (a resubmitted or requeued run); experiment: a search,
 // rank 0 coordinating, the others training trials in groups (ExperimentSearch); model: the U-Net
-// split into pipeline stages, one per rank (cluster/pipeline/ModelParallelRun.h):
-//   --mode model --task train|verify|bench|infer [--split encoder2,...] [--memory-per-device MB[,MB..]]
+// split into pipeline stages, one per rank (cluster/pipeline/ModelParallelRun.h), whose training
+// continues its pipeline checkpoint only with --resume (or starts over with --fresh):
+//   --mode model --task train|verify|bench|infer [--resume | --fresh] [--split encoder2,...] [--memory-per-device MB[,MB..]]
 //                [--micro-batches M] [--schedule gpipe|1f1b] [--checkpoint] [--device cpu|cuda] [--local-stages K]
 //                [--model FILE --cases N --infer-size X,Y,Z --roi R --overlap F --skip-sliding]
 // When DIR is a run
@@ -98,6 +99,7 @@ int run(const WorkerOptions& o, const MpiEnvironment& mpi) {
     ModelParallelOptions options = o.model;
     options.runDir = runDir;
     options.localRank = mpi.localRank();
+    options.fresh = o.fresh;
     if (options.data.empty()) options.data = config.data;
     summary = runModelParallel(config, options, reporter);
     summary["task"] = options.task;
@@ -153,7 +155,12 @@ int main(int argc, char** argv) {
   app.add_option("--roi", m.roi, "Model mode infer: sliding-window edge(s), default the patch")->delimiter(',');
   app.add_option("--overlap", m.overlap, "Model mode infer: sliding-window overlap")->check(CLI::Range(0.0, 0.95));
   app.add_flag("--skip-sliding", m.skipSliding, "Model mode infer: whole volume only");
-  app.add_flag("--fresh", o.fresh, "Data mode: start over even if the run folder holds a checkpoint.pt (default: continue it)");
+  auto* resume = app.add_flag("--resume", m.resume,
+                              "Model mode train: continue the run folder's pipeline checkpoint (data mode always continues)");
+  app.add_flag("--fresh", o.fresh,
+               "Start over even if the run folder holds a checkpoint (data mode: checkpoint.pt, which it otherwise "
+               "continues; model mode train: pipeline-checkpoint/, which needs --resume or --fresh)")
+      ->excludes(resume);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

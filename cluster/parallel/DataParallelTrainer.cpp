@@ -14,6 +14,7 @@
 #include "core/nn/Preprocessing.h"
 #include "core/train/DataLoader.h"
 #include "core/train/Optimizer.h"
+#include "core/train/ResumeRules.h"
 #include "core/train/TrainingCheckpoint.h"
 #include "core/train/TrainingData.h"
 #include "core/train/TrainingEngine.h"
@@ -26,22 +27,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-// A checkpoint continues only the run that wrote it: settings that change what is computed must
-// match (data location, time budget, threads, device and loader may differ).
-void requireSameComputation(nlohmann::json saved, nlohmann::json current, const std::filesystem::path& checkpoint) {
-  for (const char* runtimeOnly : {"data", "max_minutes", "threads", "device", "loader"}) {
-    saved.erase(runtimeOnly);
-    current.erase(runtimeOnly);
-  }
-  if (saved == current) return;
-  std::string differing;
-  for (const auto& [key, value] : current.items())
-    if (!saved.contains(key) || saved[key] != value) differing += (differing.empty() ? "" : ", ") + key;
-  throw InputError(checkpoint.string() + " was written by a run with another config (" +
-                   (differing.empty() ? std::string("keys differ") : differing) +
-                   "); start it with --fresh or use another run folder");
-}
 
 // This rank's slice of step `step`'s global batch: one generator per global sample index.
 Batch makeShard(const BatchFactory& single, int64_t step, int rank, int ranks, int64_t localBatch) {

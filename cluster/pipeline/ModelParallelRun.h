@@ -1,9 +1,12 @@
 #pragma once
 // `medseg-worker --mode model`: the U-Net split into pipeline stages over the ranks of an MPI job
 // (stage r on rank r; on GPUs rank r uses cuda:<local rank>). Tasks:
-//   train   train on a data set like `medseg train` (no --resume); rank 0 writes config.json,
-//           metrics.jsonl, best.pt (by whole-tumour validation Dice, validated through the
-//           pipeline), model.pt (final weights) and metrics.json
+//   train   train on a data set like `medseg train`; rank 0 writes config.json, metrics.jsonl,
+//           best.pt (by whole-tumour validation Dice, validated through the pipeline), model.pt
+//           (final weights) and metrics.json. At every epoch end (and every checkpoint_every_steps,
+//           at a time-budget stop, on Ctrl-C) every rank saves its stages to pipeline-checkpoint/
+//           (PipelineCheckpoint.h); --resume continues from there to the weights an uninterrupted
+//           run ends with, --fresh starts over; a run folder holding a checkpoint needs one of them
 //   verify  one step on a seeded random batch, pipeline vs the single-process TrainingEngine:
 //           verify.json with the largest differences of logits, loss, gradients and updated weights
 //   bench   training steps on random batches: step time, peak RSS per rank against the
@@ -32,6 +35,8 @@ namespace medseg::cluster {
 struct ModelParallelOptions {
   std::string task = "train";
   std::filesystem::path runDir;
+  bool resume = false;                    // train: continue runDir/pipeline-checkpoint
+  bool fresh = false;                     // train: start over, discarding runDir's checkpoint and metrics.jsonl
   MPI_Comm comm = MPI_COMM_WORLD;
   int localRank = 0;
   std::string split;                      // "encoder2,up1": first blocks of stages 1..; empty: partitioner

@@ -57,6 +57,8 @@ class PipelineEngine {
   const PipelinePlan& plan() const { return plan_; }
   const std::vector<BlockSpec>& blocks() const { return blocks_; }
   std::vector<PipelineStage>& stages() { return stages_; }
+  // The optimiser of stages()[localIndex] (its state goes into that stage's resumable checkpoint).
+  torch::optim::Optimizer& optimizer(size_t localIndex) { return *optimizers_.at(localIndex); }
   PipelineChannel& channel() { return *channel_; }
   const TrainConfig& config() const { return config_; }
   UNet3d network() const { return network_; }

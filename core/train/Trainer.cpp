@@ -9,6 +9,7 @@
 #include "core/infer/VolumeTensor.h"
 #include "core/nn/Preprocessing.h"
 #include "core/train/Optimizer.h"
+#include "core/train/ResumeRules.h"
 #include "core/train/TrainingCheckpoint.h"
 #include "core/train/TrainingData.h"
 #include "core/train/Validation.h"
@@ -25,31 +26,6 @@ double secondsSince(Clock::time_point start) { return std::chrono::duration<doub
 void configureThreads(const TrainConfig& config) {
   const auto threads = config.threads > 0 ? config.threads : static_cast<int64_t>(std::thread::hardware_concurrency());
   torch::set_num_threads(static_cast<int>(std::max<int64_t>(1, threads)));
-}
-
-// A run killed between logging an epoch and saving that epoch's checkpoint repeats the epoch when
-// resumed; its earlier record (step after the resumed checkpoint) is dropped so each epoch is logged once.
-void dropMetricsAfterStep(const std::filesystem::path& metricsPath, int64_t step) {
-  if (!std::filesystem::exists(metricsPath)) return;
-  std::istringstream lines(readTextFile(metricsPath));
-  std::string kept, line;
-  bool dropped = false;
-  while (std::getline(lines, line)) {
-    if (line.empty()) continue;
-    const auto record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (record.is_object() && record.value("step", int64_t{0}) > step) {
-      dropped = true;
-      continue;
-    }
-    kept += line + "\n";
-  }
-  if (dropped) writeFileAtomically(metricsPath, kept);
-}
-
-// Runtime-only settings a resumed run may change without changing what is computed.
-const std::set<std::string>& resumableKeys() {
-  static const std::set<std::string> keys{"data", "max_minutes", "threads", "device", "loader"};
-  return keys;
 }
 
 }  // namespace
@@ -80,7 +56,7 @@ TrainConfig configForResume(const std::filesystem::path& runDir, const std::vect
   for (const auto& assignment : overrides) {
     const std::string key = assignment.substr(0, assignment.find('='));
     const std::string top = key.substr(0, key.find('.'));
-    if (!resumableKeys().count(top))
+    if (!resumableConfigKeys().count(top))
       throw InputError("--set " + key + " cannot change on --resume: it would change what the run computes; only data, "
                        "max_minutes, threads, device and loader.* may (start a new run folder instead)");
     applyOverride(document, assignment);

@@ -19,6 +19,7 @@
 #include "core/nn/ModelCheckpoint.h"
 #include "core/util/AtomicFile.h"
 #include "support/TestSupport.h"
+#include "support/TinyModels.h"
 
 namespace medseg {
 namespace {
@@ -82,16 +83,7 @@ fs::path writeConfig(const fs::path& dir, const std::string& text, const std::st
 
 // A real (untrained) MedSeg model for two-channel input: what `medseg train` would write as best.pt.
 fs::path tinyModel(const fs::path& dir) {
-  ModelDescription d;
-  d.network.inChannels = 2;
-  d.network.outChannels = 3;
-  d.network.depth = 2;
-  d.network.baseFilters = 4;
-  d.targets = TargetMode::Regions;
-  d.classNames = {"WT", "TC", "ET"};
-  d.regionLabels = {{1, 2, 3}, {2, 3}, {3}};
-  d.patchSize = {8, 8, 8};
-  d.modalities = {"FLAIR", "T1w"};
+  const ModelDescription d = test::tinyRegionsDescription({"FLAIR", "T1w"}, 8);
   UNet3d model(d.network);
   saveModel(dir / "best.pt", model, d);
   return dir / "best.pt";

@@ -5,23 +5,12 @@
 #include "core/nn/ModelCheckpoint.h"
 #include "core/util/Interrupt.h"
 #include "support/TestSupport.h"
+#include "support/TinyModels.h"
 
 namespace medseg {
 namespace {
 
-ModelDescription tinyDescription() {
-  ModelDescription d;
-  d.network.inChannels = 2;
-  d.network.outChannels = 3;
-  d.network.depth = 2;
-  d.network.baseFilters = 4;
-  d.targets = TargetMode::Regions;
-  d.classNames = {"WT", "TC", "ET"};
-  d.regionLabels = {{1, 2, 3}, {2, 3}, {3}};
-  d.patchSize = {16, 16, 16};
-  d.modalities = {"FLAIR", "T1gd"};
-  return d;
-}
+ModelDescription tinyDescription() { return test::tinyRegionsDescription(); }
 
 TEST(ModelCheckpoint, DescriptionJsonRoundTrip) {
   const auto d = tinyDescription();
