@@ -22,7 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/nn/ModelCheckpoint.h"
-#include "core/train/TinyData.h"
+#include "support/TinyData.h"
 #include "core/train/TrainingCheckpoint.h"
 #include "core/util/AtomicFile.h"
 #include "support/TestSupport.h"

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cluster/submit/Process.h"
-#include "core/train/TinyData.h"
+#include "support/TinyData.h"
 #include "core/util/AtomicFile.h"
 #include "support/TestSupport.h"
 

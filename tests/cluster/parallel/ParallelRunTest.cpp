@@ -9,7 +9,7 @@
 #include "cluster/search/ResultsJournal.h"
 #include "cluster/submit/Process.h"
 #include "core/nn/ModelCheckpoint.h"
-#include "core/train/TinyData.h"
+#include "support/TinyData.h"
 #include "core/util/AtomicFile.h"
 #include "support/TestSupport.h"
 

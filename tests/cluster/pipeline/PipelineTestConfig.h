@@ -5,6 +5,7 @@
 // into lr-sized weight differences) and a small clipping norm, so clipping across stages is exercised.
 #include <nlohmann/json.hpp>
 
+#include "support/TinyData.h"
 #include "core/train/TrainConfig.h"
 
 namespace medseg::cluster::test {
@@ -26,13 +27,7 @@ inline nlohmann::json pipelineTestDocument(bool deepSupervision = false) {
 }
 
 inline TrainConfig pipelineTestConfig(bool deepSupervision = false) {
-  TrainConfig c = TrainConfig::fromJson(pipelineTestDocument(deepSupervision));
-  c.network.inChannels = 2;
-  c.network.outChannels = 3;
-  c.inChannelsSet = c.outChannelsSet = true;
-  c.regions = {{"WT", {1, 2, 3}}, {"TC", {2, 3}}, {"ET", {3}}};
-  c.classNames = {"WT", "TC", "ET"};
-  return c;
+  return medseg::test::resolvedForTinyData(TrainConfig::fromJson(pipelineTestDocument(deepSupervision)));
 }
 
 }  // namespace medseg::cluster::test

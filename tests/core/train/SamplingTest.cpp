@@ -4,7 +4,7 @@
 #include "core/train/DataLoader.h"
 #include "core/train/PatchSampler.h"
 #include "core/train/Targets.h"
-#include "TinyData.h"
+#include "support/TinyData.h"
 
 namespace medseg {
 namespace {

@@ -10,7 +10,7 @@
 #include "core/util/AtomicFile.h"
 #include "core/util/Interrupt.h"
 #include "support/TestSupport.h"
-#include "TinyData.h"
+#include "support/TinyData.h"
 
 namespace medseg {
 namespace {

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <random>
 #include <string>
+#include <utility>
 
 #include "core/dataset/Dataset.h"
 #include "core/io/ImageIO.h"
@@ -61,6 +62,16 @@ inline void writeTinyDataset(const std::filesystem::path& root, int cases, int64
   writeMsdDatasetJson(dataset);
 }
 
+// What training would derive from the tiny data set: two input channels, the three BraTS regions.
+inline TrainConfig resolvedForTinyData(TrainConfig c) {
+  c.network.inChannels = 2;
+  c.network.outChannels = 3;
+  c.inChannelsSet = c.outChannelsSet = true;
+  c.regions = {{"WT", {1, 2, 3}}, {"TC", {2, 3}}, {"ET", {3}}};
+  c.classNames = {"WT", "TC", "ET"};
+  return c;
+}
+
 // A resolved config for tiny, fast runs (no data set needed).
 inline TrainConfig tinyTrainConfig() {
   TrainConfig c = TrainConfig::fromJson({{"seed", 3},
@@ -74,12 +85,7 @@ inline TrainConfig tinyTrainConfig() {
                                          {"optimizer", {{"name", "adam"}, {"lr", 0.003}}},
                                          {"validation", {{"cases", 2}}},
                                          {"loader", {{"workers", 2}, {"prefetch", 2}}}});
-  c.network.inChannels = 2;
-  c.network.outChannels = 3;
-  c.inChannelsSet = c.outChannelsSet = true;
-  c.regions = {{"WT", {1, 2, 3}}, {"TC", {2, 3}}, {"ET", {3}}};
-  c.classNames = {"WT", "TC", "ET"};
-  return c;
+  return resolvedForTinyData(std::move(c));
 }
 
 }  // namespace medseg::test
