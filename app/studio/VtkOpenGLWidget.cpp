@@ -88,8 +88,9 @@ void VtkOpenGLWidget::initializeGL() {
   renderWindow_->OpenGLInitContext();
   initialized_ = true;
   // Qt destroys the context when the widget moves to another window: free VTK's objects first.
-  connect(context(), &QOpenGLContext::aboutToBeDestroyed, this, &VtkOpenGLWidget::releaseGraphics,
-          Qt::UniqueConnection);
+  QOpenGLContext* glContext = context();
+  disconnect(glContext, &QOpenGLContext::aboutToBeDestroyed, &contextGuard_, nullptr);  // one connection
+  connect(glContext, &QOpenGLContext::aboutToBeDestroyed, &contextGuard_, [this] { releaseGraphics(); });
 }
 
 void VtkOpenGLWidget::releaseGraphics() {

@@ -45,6 +45,10 @@ class VtkOpenGLWidget : public QOpenGLWidget {
 
   vtkSmartPointer<vtkGenericOpenGLRenderWindow> renderWindow_;
   vtkSmartPointer<vtkRenderer> renderer_;
+  // Receiver of the context's aboutToBeDestroyed: ~QOpenGLWidget destroys the context after this
+  // class is gone, and a connection to `this` would then call into a destroyed object (UBSan's vptr
+  // check); the guard, a member, is destroyed first and takes the connection with it.
+  QObject contextGuard_;
   bool initialized_ = false;
   bool inPaint_ = false;
   QPointF lastMouse_;

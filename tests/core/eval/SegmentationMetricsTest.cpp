@@ -64,7 +64,9 @@ TEST(SegmentationMetrics, VolumesUseAnisotropicSpacing) {
   LabelVolume reference = emptyMap({10, 10, 10}, {0.5, 2.0, 3.0}), predicted = reference;
   fillBox(reference, {0, 0, 0}, {10, 5, 2}, 1);  // 100 voxels x 3 mm^3
   fillBox(predicted, {0, 0, 0}, {10, 10, 2}, 1); // 200 voxels
-  const RegionMetrics* edema = evaluateSegmentation(predicted, reference).find("edema");
+  const CaseMetrics metrics = evaluateSegmentation(predicted, reference);
+  const RegionMetrics* edema = metrics.find("edema");
+  ASSERT_NE(edema, nullptr);
   EXPECT_NEAR(edema->referenceMl, 0.3, 1e-12);
   EXPECT_NEAR(edema->predictedMl, 0.6, 1e-12);
 }
