@@ -1,11 +1,7 @@
 #include "cluster/pipeline/PipelineCheckpoint.h"
 
 #if MEDSEG_HAVE_MPI
-#include <ATen/CPUGeneratorImpl.h>
-
-#include <mutex>
 #include <optional>
-#include <sstream>
 
 #include "cluster/parallel/MpiEnvironment.h"
 #include "core/util/AtomicFile.h"
@@ -82,20 +78,6 @@ void readTensorsInto(torch::serialize::InputArchive& archive, const char* key, c
   }
 }
 
-torch::Tensor cpuGeneratorState() {
-  auto generator = at::detail::getDefaultCPUGenerator();
-  std::lock_guard<std::mutex> lock(generator.mutex());
-  return generator.get_state();
-}
-
-void restoreCpuGenerator(torch::serialize::InputArchive& archive) {
-  torch::Tensor state;
-  if (!archive.try_read(kRngKey, state, /*is_buffer=*/true)) return;
-  auto generator = at::detail::getDefaultCPUGenerator();
-  std::lock_guard<std::mutex> lock(generator.mutex());
-  generator.set_state(state.to(torch::kCPU));
-}
-
 void writeStageFile(PipelineEngine& engine, size_t local, int64_t step, const fs::path& runDir) {
   PipelineStage& stage = engine.stages().at(local);
   torch::serialize::OutputArchive archive;
@@ -104,14 +86,9 @@ void writeStageFile(PipelineEngine& engine, size_t local, int64_t step, const fs
   archive.write(kParametersKey, parameters);
   auto buffers = tensorArchive(bufferTensors(engine.network()));
   archive.write(kBuffersKey, buffers);
-  torch::serialize::OutputArchive optimizer;
-  engine.optimizer(local).save(optimizer);
-  archive.write(kOptimizerKey, optimizer);
-  archive.write(kRngKey, cpuGeneratorState(), /*is_buffer=*/true);
-  // As saveTrainingCheckpoint: serialized in memory, then one atomic write that names the file on failure.
-  std::ostringstream bytes;
-  archive.save_to(bytes);
-  writeFileAtomically(stageFilePath(runDir, stage.index(), step), bytes.str());
+  writeOptimizerEntry(archive, kOptimizerKey, engine.optimizer(local));
+  writeGeneratorEntry(archive, kRngKey);
+  writeArchiveAtomically(stageFilePath(runDir, stage.index(), step), archive);
 }
 
 torch::serialize::InputArchive openStageFile(const fs::path& file, torch::Device device, const fs::path& runDir, int64_t step) {
@@ -142,16 +119,6 @@ void requireMatchingMeta(torch::serialize::InputArchive& archive, const nlohmann
                      expected.at("stage").dump() + " (stage count or its parameters differ)");
 }
 
-void loadOptimizerState(torch::serialize::InputArchive& archive, torch::optim::Optimizer& optimizer, const fs::path& file) {
-  torch::serialize::InputArchive state;
-  if (!archive.try_read(kOptimizerKey, state)) throw InputError(file.string() + ": pipeline stage checkpoint has no optimizer state");
-  try {
-    optimizer.load(state);
-  } catch (const c10::Error& error) {
-    throw InputError(file.string() + ": optimizer state does not match the configured optimizer: " + error.msg().substr(0, 200));
-  }
-}
-
 void readStageFile(PipelineEngine& engine, size_t local, int64_t step, const fs::path& runDir) {
   PipelineStage& stage = engine.stages().at(local);
   const fs::path file = stageFilePath(runDir, stage.index(), step);
@@ -159,8 +126,8 @@ void readStageFile(PipelineEngine& engine, size_t local, int64_t step, const fs:
   requireMatchingMeta(archive, stageMeta(engine, stage, step), file);
   readTensorsInto(archive, kParametersKey, stage.parameters(), file);
   readTensorsInto(archive, kBuffersKey, bufferTensors(engine.network()), file);
-  loadOptimizerState(archive, engine.optimizer(local), file);
-  restoreCpuGenerator(archive);
+  readOptimizerEntry(archive, kOptimizerKey, engine.optimizer(local), file);
+  restoreGeneratorEntry(archive, kRngKey);
 }
 
 // This process's stage files other than step `keep`'s: older steps, and saves or temporaries a kill
@@ -202,7 +169,7 @@ PipelinePlan savedPlan(const PipelineCheckpointState& saved, const std::vector<B
 }  // namespace
 
 nlohmann::json PipelineCheckpointState::toJson() const {
-  return {{"format", kStateFormat}, {"version", 1}, {"stages", stages}, {"plan", plan}, {"training", training.toJson()}};
+  return {{"format", kStateFormat}, {"version", 1}, {"plan", plan}, {"training", training.toJson()}};
 }
 
 PipelineCheckpointState PipelineCheckpointState::fromJson(const nlohmann::json& json) {
@@ -211,9 +178,6 @@ PipelineCheckpointState PipelineCheckpointState::fromJson(const nlohmann::json& 
   PipelineCheckpointState s;
   if (!json.contains("training")) throw InputError("pipeline checkpoint state has no \"training\"");
   s.training = TrainingState::fromJson(json["training"]);
-  const auto stages = json.contains("stages") ? wholeNumber(json["stages"], 1) : std::nullopt;
-  if (!stages) throw InputError("pipeline checkpoint state \"stages\" must be a whole number >= 1");
-  s.stages = static_cast<int>(*stages);
   if (json.contains("plan")) s.plan = json.at("plan");
   if (!s.plan.is_object()) throw InputError("pipeline checkpoint state \"plan\" must be a JSON object");
   return s;

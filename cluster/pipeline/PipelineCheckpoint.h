@@ -4,7 +4,7 @@
 //   stage-<s>-step-<n>.pt  written by the process running stage s: that stage's parameters, the
 //                          network's buffers, the stage's optimiser state and the torch generator
 //   state.json             written by rank 0: the TrainingState (step, epoch, best Dice, loss sums of
-//                          the epoch in progress, elapsed time, resolved config), the plan and stage count
+//                          the epoch in progress, elapsed time, resolved config) and the plan
 // No process can write the whole checkpoint in one rename, so saving is a two-phase commit: every
 // process writes its stage files of step n (each atomically), all meet at a barrier, rank 0 replaces
 // state.json naming step n (the commit), all meet again, then each removes its files of other steps.
@@ -26,8 +26,7 @@ namespace medseg::cluster {
 
 struct PipelineCheckpointState {
   TrainingState training;  // training.config: TrainConfig::toJson() of the run
-  int stages = 0;
-  nlohmann::json plan;     // PipelinePlan::toJson(blocks)
+  nlohmann::json plan;     // PipelinePlan::toJson(blocks), which holds the stage count
   nlohmann::json toJson() const;
   static PipelineCheckpointState fromJson(const nlohmann::json& json);  // InputError naming a bad field
 };

@@ -9,7 +9,6 @@
 #if MEDSEG_HAVE_MPI
 #include <chrono>
 #include <optional>
-#include <sstream>
 
 #include "cluster/parallel/MpiEnvironment.h"
 #include "cluster/pipeline/PipelineCheckpoint.h"
@@ -239,7 +238,6 @@ void PipelineTraining::saveCheckpoint() {
   state_.elapsedSeconds = elapsedBefore_ + since(start_);
   PipelineCheckpointState checkpoint;
   checkpoint.training = state_;
-  checkpoint.stages = engine_->plan().stages();
   checkpoint.plan = planJson_.at("plan");
   savePipelineCheckpoint(*engine_, options_.runDir, checkpoint, options_.comm);
 }

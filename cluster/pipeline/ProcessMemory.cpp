@@ -38,9 +38,10 @@ int64_t statusKilobytes(const char* field) {
 int64_t liveHeapBytes() {
 #ifdef MEDSEG_ASAN_HEAP
   return static_cast<int64_t>(__sanitizer_get_current_allocated_bytes());
-#endif
+#else
   const struct mallinfo2 info = mallinfo2();
   return static_cast<int64_t>(info.uordblks + info.hblkhd);
+#endif
 }
 
 int64_t residentBytes() { return statusKilobytes("VmRSS") * 1024; }

@@ -212,8 +212,10 @@ UNet3d loadModelForInference(const std::filesystem::path& checkpoint, ModelDescr
 void saveModel(const std::filesystem::path& file, UNet3d& model, const ModelDescription& description) {
   torch::serialize::OutputArchive archive;
   writeModelEntries(archive, model, description, "model");
-  // Serialized in memory, then written with plain POSIX calls: a full disk is reported with its
-  // errno and the file name, and the previous file stays in place.
+  writeArchiveAtomically(file, archive);
+}
+
+void writeArchiveAtomically(const std::filesystem::path& file, torch::serialize::OutputArchive& archive) {
   std::ostringstream bytes;
   archive.save_to(bytes);
   writeFileAtomically(file, bytes.str());

@@ -48,5 +48,8 @@ void writeModelEntries(torch::serialize::OutputArchive& archive, UNet3d& model, 
                        const std::string& kind);
 torch::serialize::InputArchive openCheckpointArchive(const std::filesystem::path& file, std::string* kind = nullptr);
 void readModelWeights(torch::serialize::InputArchive& archive, UNet3d& model, const std::filesystem::path& file);
+// Serializes `archive` in memory, then writes it with writeFileAtomically: a full disk is reported
+// with its errno and the file name, and the previous file stays in place.
+void writeArchiveAtomically(const std::filesystem::path& file, torch::serialize::OutputArchive& archive);
 
 }  // namespace medseg

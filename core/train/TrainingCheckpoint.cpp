@@ -3,7 +3,6 @@
 #include <ATen/CPUGeneratorImpl.h>
 
 #include <optional>
-#include <sstream>
 
 #include "core/util/AtomicFile.h"
 #include "core/util/Interrupt.h"
@@ -108,20 +107,10 @@ void saveTrainingCheckpoint(const std::filesystem::path& file, UNet3d& model, to
                             const ModelDescription& description, const TrainingState& state) {
   torch::serialize::OutputArchive archive;
   writeModelEntries(archive, model, description, "training");
-  torch::serialize::OutputArchive optimizerArchive;
-  optimizer.save(optimizerArchive);
-  archive.write(kOptimizerKey, optimizerArchive);
+  writeOptimizerEntry(archive, kOptimizerKey, optimizer);
   archive.write(kStateKey, c10::IValue(state.toJson().dump()));
-  {
-    auto generator = at::detail::getDefaultCPUGenerator();
-    std::lock_guard<std::mutex> lock(generator.mutex());
-    archive.write(kRngKey, generator.get_state(), /*is_buffer=*/true);
-  }
-  // Serialized in memory, then written with plain POSIX calls: a full disk is reported with its
-  // errno and the file name, and the previous file stays in place.
-  std::ostringstream bytes;
-  archive.save_to(bytes);
-  writeFileAtomically(file, bytes.str());
+  writeGeneratorEntry(archive, kRngKey);
+  writeArchiveAtomically(file, archive);
 }
 
 TrainingState readTrainingState(const std::filesystem::path& file) {
@@ -133,22 +122,41 @@ TrainingState loadTrainingCheckpoint(const std::filesystem::path& file, UNet3d& 
   auto archive = openTrainingArchive(file);
   const auto state = readState(archive, file);
   readModelWeights(archive, model, file);
-  torch::serialize::InputArchive optimizerArchive;
-  if (!archive.try_read(kOptimizerKey, optimizerArchive))
-    throw InputError(file.string() + ": training checkpoint has no optimizer state");
+  readOptimizerEntry(archive, kOptimizerKey, optimizer, file);
+  restoreGeneratorEntry(archive, kRngKey);
+  return state;
+}
+
+void writeOptimizerEntry(torch::serialize::OutputArchive& archive, const std::string& key, torch::optim::Optimizer& optimizer) {
+  torch::serialize::OutputArchive state;
+  optimizer.save(state);
+  archive.write(key, state);
+}
+
+void readOptimizerEntry(torch::serialize::InputArchive& archive, const std::string& key, torch::optim::Optimizer& optimizer,
+                        const std::filesystem::path& file) {
+  torch::serialize::InputArchive state;
+  if (!archive.try_read(key, state)) throw InputError(file.string() + ": checkpoint has no optimizer state (" + key + ")");
   try {
-    optimizer.load(optimizerArchive);
+    optimizer.load(state);
   } catch (const c10::Error& error) {
     throw InputError(file.string() + ": optimizer state does not match the configured optimizer: " +
                      error.msg().substr(0, 200));
   }
-  torch::Tensor rng;
-  if (archive.try_read(kRngKey, rng, /*is_buffer=*/true)) {
-    auto generator = at::detail::getDefaultCPUGenerator();
-    std::lock_guard<std::mutex> lock(generator.mutex());
-    generator.set_state(rng);
-  }
-  return state;
+}
+
+void writeGeneratorEntry(torch::serialize::OutputArchive& archive, const std::string& key) {
+  auto generator = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(generator.mutex());
+  archive.write(key, generator.get_state(), /*is_buffer=*/true);
+}
+
+void restoreGeneratorEntry(torch::serialize::InputArchive& archive, const std::string& key) {
+  torch::Tensor state;
+  if (!archive.try_read(key, state, /*is_buffer=*/true)) return;
+  auto generator = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(generator.mutex());
+  generator.set_state(state.to(torch::kCPU));
 }
 
 }  // namespace medseg

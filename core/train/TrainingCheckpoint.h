@@ -6,6 +6,7 @@
 // are its complete state.
 #include <cstdint>
 #include <filesystem>
+#include <string>
 
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
@@ -40,5 +41,14 @@ void saveTrainingCheckpoint(const std::filesystem::path& file, UNet3d& model, to
 TrainingState readTrainingState(const std::filesystem::path& file);
 // Restores weights, optimizer state and the torch generator; returns the counters.
 TrainingState loadTrainingCheckpoint(const std::filesystem::path& file, UNet3d& model, torch::optim::Optimizer& optimizer);
+
+// Entries of a resumable checkpoint, shared with the pipeline's stage files (cluster/pipeline/PipelineCheckpoint):
+// the optimiser state under `key` (reading it: InputError naming `file` when it is missing or does
+// not fit `optimizer`), and the default CPU generator's state (restored only when present).
+void writeOptimizerEntry(torch::serialize::OutputArchive& archive, const std::string& key, torch::optim::Optimizer& optimizer);
+void readOptimizerEntry(torch::serialize::InputArchive& archive, const std::string& key, torch::optim::Optimizer& optimizer,
+                        const std::filesystem::path& file);
+void writeGeneratorEntry(torch::serialize::OutputArchive& archive, const std::string& key);
+void restoreGeneratorEntry(torch::serialize::InputArchive& archive, const std::string& key);
 
 }  // namespace medseg
