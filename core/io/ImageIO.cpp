@@ -3,6 +3,7 @@
 // voxel buffer exists; outputs are written atomically.
 #include "core/io/ImageIO.h"
 
+#include <mutex>
 #include <itkImageFileReader.h>
 #include <itkImageFileWriter.h>
 #include <itkImageIOFactory.h>
@@ -309,7 +310,9 @@ ImageHeader readImageHeader(const fs::path& path, const ReadOptions& options) {
   return header;
 }
 
-ImageVolume readImage(const fs::path& path, const ReadOptions& options) {
+namespace {
+
+ImageVolume readImageUnserialized(const fs::path& path, const ReadOptions& options) {
   requireReadableFile(path);
   if (fs::is_directory(path)) return readDicomImage(path, options);
   ImageHeader header;
@@ -328,6 +331,25 @@ ImageVolume readImage(const fs::path& path, const ReadOptions& options) {
     fail(path, std::string("cannot read voxels (corrupt header?): ") + e.what());
   }
   return volume;
+}
+
+}  // namespace
+
+ImageVolume readImage(const fs::path& path, const ReadOptions& options) {
+  // ITK 5.2 creates its global singletons (itk::SingletonIndex, a std::map) on first use without a
+  // lock: two threads' first reads (the data-set checker, loader workers) could corrupt the heap.
+  // Until one read has completed, reads run one at a time.
+  static std::mutex firstReadMutex;
+  static std::atomic<bool> singletonsCreated{false};
+  if (!singletonsCreated.load(std::memory_order_acquire)) {
+    std::lock_guard<std::mutex> lock(firstReadMutex);
+    if (!singletonsCreated.load(std::memory_order_relaxed)) {
+      ImageVolume volume = readImageUnserialized(path, options);
+      singletonsCreated.store(true, std::memory_order_release);
+      return volume;
+    }
+  }
+  return readImageUnserialized(path, options);
 }
 
 LabelVolume readLabels(const fs::path& path, const ReadOptions& options) {
