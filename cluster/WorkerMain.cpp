@@ -45,8 +45,7 @@ struct WorkerOptions {
 void markState(const std::filesystem::path& dir, RunState state, const nlohmann::json& fields = nlohmann::json::object()) {
   if (!std::filesystem::exists(dir / "run.json")) return;
   try {
-    auto run = RunDirectory::open(dir);
-    if (!isTerminal(run.state())) run.setState(state, fields);
+    RunDirectory::open(dir).advance(state, fields);  // a run cancelled or ended meanwhile keeps that state
   } catch (const std::exception& error) {
     std::cerr << "medseg-worker: cannot update " << (dir / "run.json").string() << ": " << error.what() << "\n";
   }

@@ -28,6 +28,7 @@ packages=(
   python3-torch python3-numpy             # side-by-side benchmark against PyTorch
   libopenmpi-dev openmpi-bin              # data and experiment parallelism
   slurm-wlm munge                         # a real single-node Slurm for the submission tests
+  openssh-server                          # a real sshd as the login host of the ssh submission tests
   nlohmann-json3-dev libcli11-dev libyaml-cpp-dev libgtest-dev zlib1g-dev
   xvfb xauth libgl1-mesa-dri              # GUI tests under a virtual display
   file dpkg-dev desktop-file-utils        # cpack .deb (dependency scan) and its test (packaging/test-deb.sh)

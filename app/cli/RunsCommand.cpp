@@ -1,5 +1,7 @@
 // `medseg runs`: the cluster runs under a runs folder and their states (refreshed from the back-end:
-// process, Slurm or ssh host); `medseg runs show RUN` details one run; `medseg runs cancel RUN`.
+// process, Slurm or ssh host); `medseg runs show RUN` details one run; `medseg runs cancel RUN`. A
+// queued run with no launcher behind it after --launcher-timeout seconds (its submission died before
+// starting anything) is marked failed, so no run stays queued forever.
 #include <iomanip>
 #include <iostream>
 
@@ -18,19 +20,23 @@ struct RunsOptions {
   std::string runRoot = "runs";
   std::string slurmBin;
   std::string run;
+  double launcherTimeoutSeconds = 300.0;  // longer than an sbatch or ssh launch may take
 };
+
+// The back-end a run was launched with, reaching its host the way submit did (run.json's launch record).
+std::unique_ptr<Backend> backendFor(const RunDirectory& run, const RunsOptions& o, double commandTimeoutSeconds) {
+  const auto document = run.stateDocument();
+  BackendOptions given;
+  given.slurmBinDir = o.slurmBin;
+  given.commandTimeoutSeconds = commandTimeoutSeconds;
+  return makeBackend(document.value("backend", std::string("local")), withRecordedLaunch(document, given));
+}
 
 // Asks the run's back-end for news; a back-end that cannot be reached leaves the state as recorded.
 std::string refreshState(RunDirectory& run, const RunsOptions& o, std::string* note) {
   try {
-    const auto document = run.stateDocument();
-    const RunState state = parseRunState(document["state"].get<std::string>());
-    if (isTerminal(state)) return toString(state);
-    BackendOptions options;
-    options.slurmBinDir = o.slurmBin;
-    options.host = document.value("host", std::string());
-    options.commandTimeoutSeconds = 20.0;
-    return toString(makeBackend(document.value("backend", std::string("local")), options)->poll(run));
+    if (isTerminal(run.failIfLauncherNeverStarted(o.launcherTimeoutSeconds))) return toString(run.state());
+    return toString(backendFor(run, o, 20.0)->poll(run));
   } catch (const std::exception& error) {
     if (note) *note = error.what();
     return run.stateDocument().value("state", std::string("unknown"));
@@ -151,11 +157,7 @@ int showRun(const RunsOptions& o, CliContext& context) {
 
 int cancelRun(const RunsOptions& o, CliContext& context) {
   RunDirectory run = RunDirectory::open(locateRun(o));
-  const auto document = run.stateDocument();
-  BackendOptions options;
-  options.slurmBinDir = o.slurmBin;
-  options.host = document.value("host", std::string());
-  makeBackend(document.value("backend", std::string("local")), options)->cancel(run);
+  backendFor(run, o, 60.0)->cancel(run);
   const std::string state = toString(run.state());
   if (context.reporter().json())
     context.reporter().emit({{"event", "result"}, {"kind", "cancel"}, {"run_dir", run.path().string()}, {"state", state}});
@@ -168,7 +170,11 @@ void addRuns(CLI::App& parent, CliContext& context) {
   auto* cmd = parent.add_subcommand("runs", "List cluster runs and their states (show RUN, cancel RUN for one run)");
   auto o = std::make_shared<RunsOptions>();
   cmd->add_option("--run-dir", o->runRoot, "Folder holding the run folders")->capture_default_str();
-  cmd->add_option("--slurm-bin", o->slurmBin, "Folder of squeue/sacct/scancel (default: PATH)");
+  cmd->add_option("--slurm-bin", o->slurmBin, "Folder of squeue/sacct/scancel (default: the one the run was submitted with, else PATH)");
+  cmd->add_option("--launcher-timeout", o->launcherTimeoutSeconds,
+                  "Seconds after which a queued run with no launcher process or job is marked failed")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->require_subcommand(0, 1);
   cmd->fallthrough();
   cmd->callback([o, cmd, &context] {

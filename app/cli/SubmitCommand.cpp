@@ -1,6 +1,9 @@
 // `medseg submit`: starts a cluster run (MPI data parallelism or an experiment-parallel search) in a
 // new run folder, on this machine (mpirun), through Slurm (sbatch) or on a login host (ssh + mpirun
-// --hostfile). --dry-run prints exactly what would be executed and creates nothing.
+// --hostfile). --dry-run prints exactly what would be executed and creates nothing. Every usage error
+// is found before the run folder exists; once it exists, a launch that fails leaves it failed with
+// the reason. A run that was started exits 0, whatever state it reached meanwhile (a short job may
+// already be finished), and the state is printed.
 #include <iostream>
 
 #include "app/cli/CommandRegistry.h"
@@ -49,12 +52,15 @@ int runSubmit(SubmitOptions& o, CliContext& context) {
   spec.configPath = absolute(spec.configPath);
   spec.dataPath = absolute(spec.dataPath);
   if (!o.sbatchTemplate.empty()) o.backendOptions.sbatchTemplate = absolute(o.sbatchTemplate);
+  if (!o.backendOptions.sshConfig.empty()) o.backendOptions.sshConfig = absolute(o.backendOptions.sshConfig);
   if (!o.backendOptions.hostfile.empty() && o.backend != "ssh")
     throw InputError("--hostfile is only used by --backend ssh");
-  spec.validate();
-  if (!fs::is_regular_file(spec.configPath)) throw InputError("--config " + spec.configPath + " is not a readable file");
   const fs::path runDir = fs::absolute(o.runRoot).lexically_normal() / spec.name;
   auto backend = makeBackend(o.backend, o.backendOptions);
+  backend->validate(spec);
+  std::error_code ec;
+  if (fs::exists(runDir, ec))
+    throw InputError("run folder " + runDir.string() + " already exists; choose another --name, or --resume " + spec.name);
   auto& reporter = context.reporter();
 
   if (o.dryRun) {
@@ -75,8 +81,10 @@ int runSubmit(SubmitOptions& o, CliContext& context) {
     return kOk;
   }
 
+  backend->plan(spec, runDir);  // the launch command can be built: nothing left to refuse later
+  backend->preflight(spec);
   RunDirectory run = RunDirectory::create(o.runRoot, spec, o.backend);
-  backend->submit(run);
+  launchRun(*backend, run);
   return waitAndReport(run, *backend, o, context);
 }
 
@@ -111,22 +119,28 @@ int waitAndReport(RunDirectory& run, Backend& backend, const SubmitOptions& o, C
   return code;
 }
 
-// --resume RUN: the same run folder, submitted again; it continues from its checkpoint / journal.
+// --resume RUN: the same run folder, submitted again; it continues from its checkpoint / journal. The
+// options it was launched with (host, hostfile, ssh config, programs) are reused unless given again.
 int resubmit(SubmitOptions& o, CliContext& context) {
   fs::path folder(o.resume);
   if (!fs::is_directory(folder)) folder = fs::path(o.runRoot) / o.resume;
   RunDirectory run = RunDirectory::open(fs::absolute(folder).lexically_normal());
-  const std::string backendName = run.stateDocument().value("backend", o.backend);
-  auto backend = makeBackend(backendName, o.backendOptions);
+  const auto document = run.stateDocument();
+  const std::string backendName = document.value("backend", o.backend);
+  if (!o.backendOptions.sshConfig.empty()) o.backendOptions.sshConfig = absolute(o.backendOptions.sshConfig);
+  auto backend = makeBackend(backendName, withRecordedLaunch(document, o.backendOptions));
+  const RunSpec spec = run.spec();
   if (o.dryRun) {
-    const LaunchPlan plan = backend->plan(run.spec(), run.path());
+    const LaunchPlan plan = backend->plan(spec, run.path());
     std::cout << shellJoin(plan.argv) << "\n";
     return kOk;
   }
+  backend->plan(spec, run.path());
+  backend->preflight(spec);
   run.requeue();
   context.reporter().log("resubmitting " + run.path().string() + " (" + backendName + "), attempt " +
                          std::to_string(run.stateDocument().value("attempt", 2)));
-  backend->submit(run);
+  launchRun(*backend, run);
   return waitAndReport(run, *backend, o, context);
 }
 
@@ -150,6 +164,14 @@ void addSubmit(CLI::App& parent, CliContext& context) {
   cmd->add_option("--group-size", o->spec.groupSize, "Experiment mode: ranks per trial (data parallel inside a trial)");
   cmd->add_option("--host", o->backendOptions.host, "ssh: login host ([user@]host)");
   cmd->add_option("--hostfile", o->backendOptions.hostfile, "ssh: Open MPI hostfile on the login host");
+  cmd->add_option("--ssh-config", o->backendOptions.sshConfig,
+                  "ssh: ssh config file (ssh -F) whose Host block names HostName, Port, User, IdentityFile "
+                  "(default: ~/.ssh/config)");
+  cmd->add_option("--ssh", o->backendOptions.sshProgram, "ssh: the ssh program")->capture_default_str();
+  cmd->add_option("--connect-timeout", o->backendOptions.connectTimeoutSeconds,
+                  "ssh: seconds to wait for the login host (ssh ConnectTimeout)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   cmd->add_option("--worker", o->backendOptions.workerProgram, "medseg-worker program (default: beside medseg, else PATH)");
   cmd->add_option("--mpirun", o->backendOptions.mpirunProgram, "mpirun program")->capture_default_str();
   cmd->add_option("--sbatch-template", o->sbatchTemplate, "slurm: batch script template (default: built in)");

@@ -22,12 +22,17 @@ LaunchPlan LocalBackend::plan(const RunSpec& spec, const std::filesystem::path& 
   return plan;
 }
 
-void LocalBackend::submit(RunDirectory& run) {
-  const RunSpec spec = run.spec();
+void LocalBackend::validate(const RunSpec& spec) const {
+  validateRunInputs(spec, true);
   if (spec.nodes > 1)
     throw InputError("the local backend runs on this machine only; --nodes " + std::to_string(spec.nodes) +
                      " needs --backend slurm or ssh");
-  const LaunchPlan launch = plan(spec, run.path());
+  requireProgram(options_.mpirunProgram, "mpirun", "--mpirun");
+  requireProgram(resolveWorkerProgram(options_), "the worker program", "--worker");
+}
+
+RunState LocalBackend::submit(RunDirectory& run) {
+  const LaunchPlan launch = plan(run.spec(), run.path());
   SpawnOptions spawn;
   spawn.stdoutFile = run.logsDir() / "launcher.out";
   spawn.stderrFile = run.logsDir() / "launcher.err";
@@ -38,24 +43,22 @@ void LocalBackend::submit(RunDirectory& run) {
   try {
     pid = spawnProcess(launch.argv, spawn);
   } catch (const std::exception& error) {
-    run.setState(RunState::Failed, {{"message", error.what()}});
-    throw;
+    run.advance(RunState::Failed, {{"message", error.what()}});
+    throw LaunchError(error.what());
   }
-  run.setState(RunState::Running, {{"pid", pid}, {"argv", launch.argv}});
+  // A short job may have run and finished already: advance() keeps that and still records the pid.
+  return run.advance(RunState::Running, {{"pid", pid}, {"argv", launch.argv}});
 }
 
 RunState LocalBackend::poll(RunDirectory& run) {
-  const RunState state = run.state();
-  if (isTerminal(state)) return state;
   const auto document = run.stateDocument();
+  const RunState state = parseRunState(document["state"].get<std::string>());
+  if (isTerminal(state)) return state;
   const pid_t pid = document.value("pid", 0);
-  if (pid > 0 && isProcessAlive(pid)) return state;
-  // Re-read: the worker may have written its final state just before exiting.
-  const RunState settled = run.state();
-  if (isTerminal(settled)) return settled;
-  run.setState(RunState::Failed, {{"message", "the launcher (pid " + std::to_string(pid) +
-                                                  ") exited without reporting a result; see logs/launcher.err"}});
-  return RunState::Failed;
+  if (pid <= 0 || isProcessAlive(pid)) return state;  // not launched yet (see failIfLauncherNeverStarted), or alive
+  // A worker that wrote its final state just before exiting wins: advance() keeps the first verdict.
+  return run.advance(RunState::Failed, {{"message", "the launcher (pid " + std::to_string(pid) +
+                                                        ") exited without reporting a result; see logs/launcher.err"}});
 }
 
 void LocalBackend::cancel(RunDirectory& run) {
@@ -64,21 +67,20 @@ void LocalBackend::cancel(RunDirectory& run) {
   const pid_t pid = run.stateDocument().value("pid", 0);
   // The launcher leads its own session: signal the whole group (mpirun and its ranks).
   if (pid > 0) ::kill(-pid, SIGTERM);
-  run.setState(RunState::Cancelled, {{"message", "cancelled by the user"}});
+  run.advance(RunState::Cancelled, {{"message", "cancelled by the user"}});
 }
 
 int LocalBackend::wait(RunDirectory& run) {
   const pid_t pid = run.stateDocument().value("pid", 0);
   if (pid <= 0) throw InputError("run " + run.path().string() + " has no launcher process to wait for");
   const ProcessResult result = waitProcess(pid);
-  if (!isTerminal(run.state())) {
-    if (result.exitCode == 0)
-      run.setState(RunState::Finished, {{"exit_code", 0}});
-    else
-      run.setState(RunState::Failed, {{"exit_code", result.exitCode},
-                                      {"message", "mpirun exited with status " + std::to_string(result.exitCode) +
-                                                      "; see logs/launcher.err"}});
-  }
+  // Settles the state only when the worker did not (a crash, an mpirun failure).
+  if (result.exitCode == 0)
+    run.advance(RunState::Finished, {{"exit_code", 0}});
+  else
+    run.advance(RunState::Failed, {{"exit_code", result.exitCode},
+                                   {"message", "mpirun exited with status " + std::to_string(result.exitCode) +
+                                                   "; see logs/launcher.err"}});
   return result.exitCode;
 }
 

@@ -1,26 +1,24 @@
 #pragma once
 // Runs on this machine: `mpirun -np N --oversubscribe medseg-worker ...`, started with posix_spawn in
 // its own session (so Ctrl-C in the submitting terminal does not kill it), output to logs/. The
-// worker's rank 0 marks the run running/finished/failed; poll() notices a launcher that died without
-// saying so.
+// worker's rank 0 marks the run running/finished/failed, maybe before submit() records the pid;
+// poll() notices a launcher that died without saying so.
 #include "cluster/submit/Backend.h"
 
 namespace medseg::cluster {
 
 class LocalBackend : public Backend {
  public:
-  explicit LocalBackend(BackendOptions options) : options_(std::move(options)) {}
+  explicit LocalBackend(BackendOptions options) : Backend(std::move(options)) {}
   std::string name() const override { return "local"; }
+  void validate(const RunSpec& spec) const override;
   LaunchPlan plan(const RunSpec& spec, const std::filesystem::path& runDir) const override;
-  void submit(RunDirectory& run) override;
+  RunState submit(RunDirectory& run) override;
   RunState poll(RunDirectory& run) override;
   void cancel(RunDirectory& run) override;
   // Blocks until the launcher submitted by this process exits, then settles the state from its exit
   // status when the worker did not (crash, mpirun failure). Returns the exit code.
   int wait(RunDirectory& run);
-
- private:
-  BackendOptions options_;
 };
 
 // Environment that lets Open MPI run as root (containers, CI), added only when we are root.

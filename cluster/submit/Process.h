@@ -37,6 +37,10 @@ ProcessResult waitProcess(pid_t pid);
 ProcessResult runCapture(const std::vector<std::string>& argv, double timeoutSeconds = 60.0, bool mergeStderr = false,
                          size_t maxOutput = 1u << 20);
 
+// True when `program` can be started here: a path (with '/') to an executable file, or a name found
+// executable on PATH — what posix_spawnp would find, checked before anything is created.
+bool isProgramAvailable(const std::string& program);
+
 // True while a process with this id exists and is not a zombie.
 bool isProcessAlive(pid_t pid);
 

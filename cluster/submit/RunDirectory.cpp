@@ -74,6 +74,30 @@ bool isTerminal(RunState state) {
   return state == RunState::Finished || state == RunState::Failed || state == RunState::Cancelled;
 }
 
+namespace {
+// Position in the run's life; progress only ever goes up.
+int progressOf(RunState state) {
+  if (state == RunState::Queued) return 0;
+  if (state == RunState::Running) return 1;
+  return 2;
+}
+
+constexpr const char* kLauncherFields[] = {"pid", "job_id", "remote_pid"};
+
+// Seconds since an ISO 8601 UTC time written by currentTimestamp(); negative when unreadable.
+double secondsSince(const std::string& timestamp) {
+  std::tm utc{};
+  if (!strptime(timestamp.c_str(), "%Y-%m-%dT%H:%M:%SZ", &utc)) return -1.0;
+  return std::difftime(std::time(nullptr), timegm(&utc));
+}
+}  // namespace
+
+bool hasLauncher(const nlohmann::json& document) {
+  for (const char* field : kLauncherFields)
+    if (document.contains(field)) return true;
+  return false;
+}
+
 bool isAllowedTransition(RunState from, RunState to) {
   if (from == to) return true;
   if (isTerminal(from)) return false;
@@ -110,6 +134,7 @@ RunDirectory RunDirectory::create(const fs::path& root, const RunSpec& spec, con
     run.writeState({{"state", "queued"},
                     {"backend", backend},
                     {"created", now},
+                    {"queued_at", now},
                     {"updated", now},
                     {"history", nlohmann::json::array({{{"state", "queued"}, {"time", now}}})}});
     return run;
@@ -151,22 +176,43 @@ void RunDirectory::writeState(const nlohmann::json& document) const {
   writeFileAtomically(statePath(), document.dump(2) + "\n");
 }
 
-void RunDirectory::setState(RunState next, const nlohmann::json& fields) {
+RunState RunDirectory::advance(RunState next, const nlohmann::json& fields, const StatePrecondition& precondition) {
   StateLock lock(path_);
   auto document = stateDocument();
   const RunState current = parseRunState(document["state"].get<std::string>());
-  if (!isAllowedTransition(current, next))
-    throw InputError("run " + path_.filename().string() + " is " + toString(current) + "; it cannot become " + toString(next));
-  for (const auto& [key, value] : fields.items()) document[key] = value;
+  if (precondition && !precondition(document)) return current;
+  const bool progress = current == next || (!isTerminal(current) && progressOf(next) > progressOf(current));
+  // Past `next` already: launch bookkeeping (pid, job id) is still worth keeping, a second verdict is not.
+  if (!progress && isTerminal(next)) return current;
+  for (const auto& [key, value] : fields.items()) {
+    if (key == "state" || key == "history") continue;
+    if (!progress && key == "message") continue;
+    document[key] = value;
+  }
   const std::string now = currentTimestamp();
   document["updated"] = now;
-  if (current != next) {
+  if (progress && current != next) {
     document["state"] = toString(next);
     nlohmann::json entry = {{"state", toString(next)}, {"time", now}};
     if (fields.contains("message")) entry["message"] = fields["message"];
     document["history"].push_back(entry);
   }
   writeState(document);
+  return progress ? next : current;
+}
+
+RunState RunDirectory::failIfLauncherNeverStarted(double timeoutSeconds) {
+  const auto stale = [timeoutSeconds](const nlohmann::json& document) {
+    if (document.value("state", std::string()) != "queued" || hasLauncher(document)) return false;
+    const double age = secondsSince(document.value("queued_at", document.value("created", std::string())));
+    return age >= timeoutSeconds;
+  };
+  return advance(RunState::Failed,
+                 {{"message", "launcher never started: the run was queued more than " +
+                                  std::to_string(static_cast<long long>(timeoutSeconds)) +
+                                  " s ago and no process or job was recorded (the submission was interrupted or "
+                                  "failed); submit it again with medseg submit --resume " + path_.filename().string()}},
+                 stale);
 }
 
 void RunDirectory::requeue() {
@@ -178,12 +224,13 @@ void RunDirectory::requeue() {
   if (!isTerminal(current))
     throw InputError("run " + path_.filename().string() + " is still " + toString(current) +
                      "; cancel it first (medseg runs cancel " + path_.filename().string() + ")");
-  for (const char* launcherField : {"pid", "job_id", "remote_pid", "exit_code", "message", "slurm_state", "argv"})
+  for (const char* launcherField : {"pid", "job_id", "remote_pid", "exit_code", "message", "slurm_state", "argv", "ranks"})
     document.erase(launcherField);
   const std::string now = currentTimestamp();
   document["attempt"] = document.value("attempt", 1) + 1;
   document["state"] = toString(RunState::Queued);
   document["updated"] = now;
+  document["queued_at"] = now;
   document["history"].push_back({{"state", toString(RunState::Queued)}, {"time", now}, {"message", "resubmitted"}});
   writeState(document);
 }
@@ -192,7 +239,7 @@ void RunDirectory::updateFields(const nlohmann::json& fields) {
   StateLock lock(path_);
   auto document = stateDocument();
   for (const auto& [key, value] : fields.items()) {
-    if (key == "state" || key == "history") continue;  // only setState changes these
+    if (key == "state" || key == "history") continue;  // only advance changes these
     document[key] = value;
   }
   document["updated"] = currentTimestamp();

@@ -9,10 +9,14 @@
 //   metrics.json    the run's final metrics (written by rank 0)
 //   masks/          predicted masks, when the run produces any
 // A run moves queued -> running -> finished|failed|cancelled (queued may fail or be cancelled
-// directly); finished is final. A failed or cancelled run may be resubmitted (requeue()): it goes
+// directly); finished is final. Several processes change the state (submit, the launcher, rank 0 of
+// the workers, `medseg runs`) and may see the run's progress in any order — a job that ends within a
+// second is finished before submit records running — so every change is a compare-and-set under
+// the folder's lock that accepts progress already made (advance()). A failed or cancelled run may be resubmitted (requeue()): it goes
 // back to queued in the same folder, keeps its history and continues from what it saved
 // (checkpoint.pt of a data-parallel run, results.jsonl of a search).
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -27,6 +31,12 @@ std::string toString(RunState state);
 RunState parseRunState(const std::string& text);
 bool isTerminal(RunState state);
 bool isAllowedTransition(RunState from, RunState to);
+
+// A condition on run.json checked under the state lock, so nothing changes between the look and the change.
+using StatePrecondition = std::function<bool(const nlohmann::json& document)>;
+
+// The launcher fields of run.json: a run holding one of them has a process or job behind it.
+bool hasLauncher(const nlohmann::json& document);
 
 class RunDirectory {
  public:
@@ -48,10 +58,19 @@ class RunDirectory {
   RunSpec spec() const;
   nlohmann::json stateDocument() const;  // run.json as read now
   RunState state() const;
-  // Moves to `next` (InputError for a forbidden transition, e.g. out of a terminal state), merging
-  // `fields` (job_id, pid, exit_code, message, ...) into run.json. Same-state updates just merge.
-  void setState(RunState next, const nlohmann::json& fields = nlohmann::json::object());
-  // Failed/cancelled -> queued for a resubmission (attempt counter + 1, launcher fields cleared);
+  // Compare-and-set: moves to `next` when that is progress (queued < running < a terminal state) and
+  // `precondition` (if any) holds, merging `fields` (job_id, pid, exit_code, message, ...) into
+  // run.json; the same state just merges. A run already past `next` keeps its state: the first
+  // terminal state wins, and a launcher that records running after the job finished still has its
+  // launch fields (pid, job id) merged, since they describe the launch. Returns the state reached.
+  RunState advance(RunState next, const nlohmann::json& fields = nlohmann::json::object(),
+                   const StatePrecondition& precondition = nullptr);
+  // A queued run without a launcher (no pid, job id or remote pid) queued longer than
+  // timeoutSeconds ago: its submission died between creating the folder and starting the job.
+  // Marks it failed ("launcher never started"); returns the state reached.
+  RunState failIfLauncherNeverStarted(double timeoutSeconds);
+  // Failed/cancelled -> queued for a resubmission (attempt counter + 1, launcher fields cleared,
+  // queued_at now);
   // InputError for a run that finished or is still queued/running.
   void requeue();
   // Merges fields without changing the state (job id after submission, ...).

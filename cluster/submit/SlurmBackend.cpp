@@ -97,6 +97,13 @@ std::string SlurmBackend::tool(const std::string& name) const {
   return options_.slurmBinDir.empty() ? name : (std::filesystem::path(options_.slurmBinDir) / name).string();
 }
 
+void SlurmBackend::validate(const RunSpec& spec) const {
+  validateRunInputs(spec, true);  // the submitting machine shares the cluster's file systems
+  if (!options_.sbatchTemplate.empty() && !std::filesystem::is_regular_file(options_.sbatchTemplate))
+    throw InputError("--sbatch-template " + options_.sbatchTemplate.string() + " is not a readable file");
+  requireProgram(tool("sbatch"), "sbatch", "--slurm-bin");
+}
+
 LaunchPlan SlurmBackend::plan(const RunSpec& spec, const std::filesystem::path& runDir) const {
   spec.validate();
   const std::string templateText =
@@ -130,16 +137,26 @@ LaunchPlan SlurmBackend::plan(const RunSpec& spec, const std::filesystem::path& 
   return plan;
 }
 
-void SlurmBackend::submit(RunDirectory& run) {
+RunState SlurmBackend::submit(RunDirectory& run) {
   const LaunchPlan launch = plan(run.spec(), run.path());
   writeFileAtomically(launch.scriptPath, launch.script);
   const ProcessResult result = runCapture(launch.argv, options_.commandTimeoutSeconds, true);
+  std::string jobId;
+  std::string message;
   if (result.exitCode != 0) {
-    const std::string message = "sbatch failed (exit " + std::to_string(result.exitCode) + "): " + trim(result.output);
-    run.setState(RunState::Failed, {{"message", message}});
-    throw std::runtime_error(message);
+    message = "sbatch failed (exit " + std::to_string(result.exitCode) + "): " + trim(result.output);
+  } else {
+    try {
+      jobId = parseSbatchJobId(result.output);
+    } catch (const std::exception& error) {
+      message = error.what();
+    }
   }
-  run.updateFields({{"job_id", parseSbatchJobId(result.output)}, {"argv", launch.argv}});
+  if (!message.empty()) {
+    run.advance(RunState::Failed, {{"message", message}});
+    throw LaunchError(message);
+  }
+  return run.advance(RunState::Queued, {{"job_id", jobId}, {"argv", launch.argv}});
 }
 
 RunState SlurmBackend::poll(RunDirectory& run) {
@@ -156,12 +173,12 @@ RunState SlurmBackend::poll(RunDirectory& run) {
     if (account.exitCode == 0) slurmState = firstLine(account.output);
   }
   if (slurmState.empty()) return current;  // scheduler unreachable: keep what we know
-  RunState next = mapSlurmState(slurmState);
-  const RunState settled = run.state();  // the worker may have finished meanwhile
-  if (isTerminal(settled)) return settled;
-  if (!isAllowedTransition(settled, next)) return settled;
-  run.setState(next, {{"slurm_state", slurmState}});
-  return next;
+  const RunState next = mapSlurmState(slurmState);
+  nlohmann::json fields = {{"slurm_state", slurmState}};
+  if (next == RunState::Failed)
+    fields["message"] = "Slurm reports " + slurmState + " for job " + jobId + "; see logs/slurm-" + jobId + ".err";
+  // The worker's own report (finished, failed) wins over the scheduler's view of the same moment.
+  return run.advance(next, fields);
 }
 
 void SlurmBackend::cancel(RunDirectory& run) {
@@ -171,7 +188,7 @@ void SlurmBackend::cancel(RunDirectory& run) {
     const ProcessResult result = runCapture({tool("scancel"), jobId}, options_.commandTimeoutSeconds, true);
     if (result.exitCode != 0) throw std::runtime_error("scancel " + jobId + " failed: " + trim(result.output));
   }
-  run.setState(RunState::Cancelled, {{"message", "cancelled by the user"}});
+  run.advance(RunState::Cancelled, {{"message", "cancelled by the user"}});
 }
 
 }  // namespace medseg::cluster

@@ -11,16 +11,18 @@ namespace medseg::cluster {
 
 class SlurmBackend : public Backend {
  public:
-  explicit SlurmBackend(BackendOptions options) : options_(std::move(options)) {}
+  explicit SlurmBackend(BackendOptions options) : Backend(std::move(options)) {}
   std::string name() const override { return "slurm"; }
+  void validate(const RunSpec& spec) const override;
   LaunchPlan plan(const RunSpec& spec, const std::filesystem::path& runDir) const override;
-  void submit(RunDirectory& run) override;
+  // Records the job id; the run stays queued until squeue or the worker says running, unless the
+  // job already ran (a short job on an idle cluster), whose state advance() keeps.
+  RunState submit(RunDirectory& run) override;
   RunState poll(RunDirectory& run) override;
   void cancel(RunDirectory& run) override;
 
  private:
   std::string tool(const std::string& name) const;
-  BackendOptions options_;
 };
 
 // Fills @NAME@ placeholders in one pass (inserted text is never rescanned); InputError for a

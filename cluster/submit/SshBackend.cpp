@@ -2,13 +2,18 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <sstream>
 
-#include "cluster/submit/Process.h"
 #include "cluster/submit/ShellQuote.h"
 #include "core/util/Interrupt.h"
 
 namespace medseg::cluster {
 namespace {
+
+// ssh's own exit status when it could not connect, authenticate or verify the host key; a remote
+// command's status is passed through otherwise.
+constexpr int kSshConnectionFailure = 255;
 
 std::string trim(const std::string& text) {
   const auto begin = text.find_first_not_of(" \t\r\n");
@@ -20,34 +25,108 @@ bool allDigits(const std::string& text) {
   return !text.empty() && std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); });
 }
 
+std::string lastLineOf(const std::string& text) {
+  const std::string trimmed = trim(text);
+  const auto newline = trimmed.rfind('\n');
+  return trim(newline == std::string::npos ? trimmed : trimmed.substr(newline + 1));
+}
+
+bool hasLine(const std::string& output, const std::string& line) {
+  std::istringstream lines(output);
+  for (std::string current; std::getline(lines, current);)
+    if (trim(current) == line) return true;
+  return false;
+}
+
 }  // namespace
 
 void validateSshHost(const std::string& host) {
-  if (host.empty()) throw InputError("ssh backend: --host is required ([user@]login-host)");
+  if (host.empty()) throw InputError("ssh backend: --host is required ([user@]login-host, or a Host alias of the ssh config)");
   if (host.front() == '-' || !isPlainToken(host, "@"))
     throw InputError("ssh host \"" + host + "\": only letters, digits, '.', '_', '-' and one '@' are allowed, and it "
                      "must not start with '-'");
 }
 
-SshBackend::SshBackend(BackendOptions options) : options_(std::move(options)) {}
+SshBackend::SshBackend(BackendOptions options) : Backend(std::move(options)) {}
 
-std::vector<std::string> SshBackend::sshArgv(const std::string& host, const std::string& remoteCommand) const {
-  validateSshHost(host);
-  // BatchMode: fail instead of prompting for a password in a non-interactive submission.
-  return {options_.sshProgram, "-o", "BatchMode=yes", host, "--", remoteCommand};
-}
-
-std::string SshBackend::hostOf(const RunDirectory& run) const {
-  const std::string recorded = run.stateDocument().value("host", std::string());
-  return recorded.empty() ? options_.host : recorded;
-}
-
-LaunchPlan SshBackend::plan(const RunSpec& spec, const std::filesystem::path& runDir) const {
-  spec.validate();
+void SshBackend::validateOptions() const {
+  validateSshHost(options_.host);
   if (options_.hostfile.empty()) throw InputError("ssh backend: --hostfile FILE (on the login host) is required");
   if (options_.hostfile.front() == '-')
     throw InputError("ssh backend: --hostfile \"" + options_.hostfile + "\" starts with '-', which mpirun would read as "
                      "an option; give the path as ./" + options_.hostfile + " or absolute");
+  if (!options_.sshConfig.empty() && !std::filesystem::is_regular_file(options_.sshConfig))
+    throw InputError("--ssh-config " + options_.sshConfig + " is not a readable file");
+}
+
+void SshBackend::validate(const RunSpec& spec) const {
+  validateRunInputs(spec, false);  // the data is looked for on the login host (preflight)
+  validateOptions();
+  requireProgram(options_.sshProgram, "ssh", "--ssh");
+}
+
+std::vector<std::string> SshBackend::sshArgv(const std::string& host, const std::string& remoteCommand) const {
+  validateSshHost(host);
+  std::vector<std::string> argv{options_.sshProgram};
+  if (!options_.sshConfig.empty()) argv.insert(argv.end(), {"-F", options_.sshConfig});
+  // BatchMode: fail instead of prompting for a password or a host key in a non-interactive
+  // submission; ConnectTimeout: an unreachable host fails in bounded time.
+  const long timeout = std::max(1L, std::lround(options_.connectTimeoutSeconds));
+  argv.insert(argv.end(), {"-o", "BatchMode=yes", "-o", "ConnectTimeout=" + std::to_string(timeout), host, "--", remoteCommand});
+  return argv;
+}
+
+std::string SshBackend::hostOf(const RunDirectory& run) const {
+  const auto document = run.stateDocument();
+  const std::string recorded = document.value("host", std::string());
+  return recorded.empty() ? options_.host : recorded;
+}
+
+std::string SshBackend::unreachableMessage(const std::string& host, const ProcessResult& result) const {
+  std::string message = "cannot reach ssh host " + host;
+  message += result.timedOut ? " (no answer within " + std::to_string(std::lround(options_.commandTimeoutSeconds)) + " s)"
+                             : " (ssh exit " + std::to_string(result.exitCode) + ")";
+  const std::string said = trim(result.output);
+  if (!said.empty()) message += ": " + said;
+  message += "; check the Host block of " + (options_.sshConfig.empty() ? std::string("~/.ssh/config") : options_.sshConfig) +
+             " (HostName, Port, User, IdentityFile) and the host's key in known_hosts";
+  return message;
+}
+
+void SshBackend::preflight(const RunSpec& spec) {
+  validateOptions();
+  const std::string worker = resolveWorkerProgram(options_);
+  // Each check prints a fixed word when it fails; "medseg-probe-done" proves the script ran to the end.
+  std::string probe = "command -v " + shellQuote(options_.mpirunProgram) + " >/dev/null 2>&1 || echo medseg-missing-mpirun; " +
+                      "command -v " + shellQuote(worker) + " >/dev/null 2>&1 || echo medseg-missing-worker; " +
+                      "test -r " + shellQuote(options_.hostfile) + " || echo medseg-missing-hostfile; ";
+  if (!spec.dataPath.empty()) probe += "test -d " + shellQuote(spec.dataPath) + " || echo medseg-missing-data; ";
+  probe += "echo medseg-probe-done";
+  const ProcessResult result = runCapture(sshArgv(options_.host, probe), options_.commandTimeoutSeconds, true);
+  if (result.timedOut || result.exitCode == kSshConnectionFailure) {
+    unreachable_ = unreachableMessage(options_.host, result);
+    return;
+  }
+  const std::string on = " on ssh host " + options_.host;
+  if (!hasLine(result.output, "medseg-probe-done"))
+    throw InputError("the remote shell" + on + " did not run the check (exit " + std::to_string(result.exitCode) +
+                     "): " + trim(result.output) + "; the login shell there must be POSIX (sh, bash, dash, zsh)");
+  if (hasLine(result.output, "medseg-missing-mpirun"))
+    throw InputError("mpirun \"" + options_.mpirunProgram + "\" is not found" + on +
+                     " (not on the PATH of a non-interactive shell there); install Open MPI there or give --mpirun PATH");
+  if (hasLine(result.output, "medseg-missing-worker"))
+    throw InputError("the worker program \"" + worker + "\" is not found" + on +
+                     "; install MedSeg there (at the same path, or on its PATH) or give --worker PATH");
+  if (hasLine(result.output, "medseg-missing-hostfile"))
+    throw InputError("--hostfile " + options_.hostfile + " is not a readable file" + on);
+  if (hasLine(result.output, "medseg-missing-data"))
+    throw InputError("--data " + spec.dataPath + " is not a folder" + on +
+                     " (the data must be on a file system the login host shares)");
+}
+
+LaunchPlan SshBackend::plan(const RunSpec& spec, const std::filesystem::path& runDir) const {
+  spec.validate();
+  validateOptions();
   std::vector<std::string> mpirun{options_.mpirunProgram, "--hostfile", options_.hostfile, "-np", std::to_string(spec.ranks)};
   const auto worker = workerArgv(spec, runDir, options_);
   mpirun.insert(mpirun.end(), worker.begin(), worker.end());
@@ -62,41 +141,50 @@ LaunchPlan SshBackend::plan(const RunSpec& spec, const std::filesystem::path& ru
   return plan;
 }
 
-void SshBackend::submit(RunDirectory& run) {
+RunState SshBackend::submit(RunDirectory& run) {
+  const auto fail = [&run](const std::string& message) -> RunState {
+    run.advance(RunState::Failed, {{"message", message}});
+    throw LaunchError(message);
+  };
+  if (unreachable_) return fail(*unreachable_);
   const LaunchPlan launch = plan(run.spec(), run.path());
   const ProcessResult result = runCapture(launch.argv, options_.commandTimeoutSeconds, true);
-  const std::string output = trim(result.output);
-  const std::string lastLine = output.substr(output.rfind('\n') == std::string::npos ? 0 : output.rfind('\n') + 1);
-  if (result.exitCode != 0 || !allDigits(lastLine)) {
-    const std::string message = "ssh " + options_.host + " failed (exit " + std::to_string(result.exitCode) + "): " + output;
-    run.setState(RunState::Failed, {{"message", message}});
-    throw std::runtime_error(message);
-  }
-  run.setState(RunState::Running, {{"host", options_.host}, {"remote_pid", std::stoll(lastLine)}, {"argv", launch.argv}});
+  if (result.timedOut || result.exitCode == kSshConnectionFailure) return fail(unreachableMessage(options_.host, result));
+  const std::string lastLine = lastLineOf(result.output);
+  if (result.exitCode != 0 || !allDigits(lastLine))
+    return fail("starting mpirun on ssh host " + options_.host + " failed (exit " + std::to_string(result.exitCode) +
+                "): " + trim(result.output));
+  // The job may already be over (it ended before ssh returned): advance() keeps its state.
+  return run.advance(RunState::Running, {{"host", options_.host}, {"remote_pid", std::stoll(lastLine)}, {"argv", launch.argv}});
 }
 
 RunState SshBackend::poll(RunDirectory& run) {
-  const RunState current = run.state();
-  if (isTerminal(current)) return current;
   const auto document = run.stateDocument();
+  const RunState current = parseRunState(document["state"].get<std::string>());
+  if (isTerminal(current)) return current;
   const auto pid = document.value("remote_pid", static_cast<long long>(0));
   if (pid <= 0) return current;
-  const ProcessResult probe = runCapture(sshArgv(hostOf(run), "kill -0 " + std::to_string(pid) + " 2>/dev/null && echo alive || echo gone"),
+  const std::string host = hostOf(run);
+  const ProcessResult probe = runCapture(sshArgv(host, "kill -0 " + std::to_string(pid) + " 2>/dev/null && echo alive || echo gone"),
                                          options_.commandTimeoutSeconds, true);
-  if (probe.exitCode != 0) return current;  // host unreachable: keep what we know
-  if (trim(probe.output).find("alive") != std::string::npos) return current;
-  const RunState settled = run.state();
-  if (isTerminal(settled)) return settled;
-  run.setState(RunState::Failed, {{"message", "mpirun on " + hostOf(run) + " (pid " + std::to_string(pid) +
-                                                  ") ended without reporting a result; see logs/launcher.err"}});
-  return RunState::Failed;
+  if (probe.exitCode != 0) throw LaunchError(unreachableMessage(host, probe));  // keep what we know, say why
+  if (hasLine(probe.output, "alive")) return current;
+  return run.advance(RunState::Failed, {{"message", "mpirun on " + host + " (pid " + std::to_string(pid) +
+                                                        ") ended without reporting a result; see logs/launcher.err"}});
 }
 
 void SshBackend::cancel(RunDirectory& run) {
   if (isTerminal(run.state())) return;
   const auto pid = run.stateDocument().value("remote_pid", static_cast<long long>(0));
-  if (pid > 0) runCapture(sshArgv(hostOf(run), "kill -TERM " + std::to_string(pid)), options_.commandTimeoutSeconds, true);
-  run.setState(RunState::Cancelled, {{"message", "cancelled by the user"}});
+  if (pid > 0) {
+    // mpirun forwards SIGTERM to its ranks and exits; a process already gone is not an error.
+    const std::string host = hostOf(run);
+    const ProcessResult result = runCapture(sshArgv(host, "kill -TERM " + std::to_string(pid) + " 2>/dev/null; true"),
+                                            options_.commandTimeoutSeconds, true);
+    if (result.timedOut || result.exitCode != 0)
+      throw LaunchError(unreachableMessage(host, result) + "; the run is not cancelled (it may still be running there)");
+  }
+  run.advance(RunState::Cancelled, {{"message", "cancelled by the user"}});
 }
 
 }  // namespace medseg::cluster

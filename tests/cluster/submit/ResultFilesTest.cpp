@@ -115,8 +115,8 @@ TEST(ResultFiles, RunsShowRefusesAModelThatLeavesTheRunFolder) {
   spec.name = "remote";
   spec.configPath = (scratch / "train.yaml").string();
   auto run = RunDirectory::create(scratch / "runs", spec, "local");
-  run.setState(RunState::Running);
-  run.setState(RunState::Finished);
+  run.advance(RunState::Running);
+  run.advance(RunState::Finished);
   writeFileAtomically(scratch / "elsewhere.pt", std::string("PK\x03\x04", 4));
   fs::create_symlink(scratch / "elsewhere.pt", run.path() / "best.pt");
   writeFileAtomically(run.path() / "checkpoint.pt", std::string("PK\x03\x04", 4) + "archive");

@@ -30,17 +30,67 @@ TEST(RunDirectory, CreatesLayoutAndFollowsTransitions) {
   EXPECT_EQ(readTextFile(run.configPath()), "epochs: 1\n");
   EXPECT_EQ(run.spec().ranks, 2);
   EXPECT_EQ(run.state(), RunState::Queued);
-  run.setState(RunState::Running, {{"pid", 42}});
+  EXPECT_EQ(run.advance(RunState::Running, {{"pid", 42}}), RunState::Running);
   EXPECT_EQ(run.stateDocument()["pid"], 42);
-  run.setState(RunState::Finished);
+  EXPECT_EQ(run.advance(RunState::Finished), RunState::Finished);
   EXPECT_EQ(RunDirectory::open(run.path()).state(), RunState::Finished);
-  EXPECT_THROW(run.setState(RunState::Running), InputError);  // terminal states are final
+  EXPECT_EQ(run.advance(RunState::Running), RunState::Finished);  // terminal states are final
   const auto history = run.stateDocument()["history"];
   ASSERT_EQ(history.size(), 3u);
   EXPECT_EQ(history[1]["state"], "running");
   // No temporary files left behind by the atomic updates.
   for (const auto& entry : std::filesystem::directory_iterator(run.path()))
     EXPECT_EQ(entry.path().filename().string().find(".run.json.tmp"), std::string::npos) << entry.path();
+}
+
+// The run's own progress seen in any order: whoever records a state behind the run's (a launcher
+// writing running after its short job finished) neither fails nor moves the run back, and its launch
+// fields are still kept.
+TEST(RunDirectory, AdvanceAcceptsProgressInAnyInterleaving) {
+  test::ScratchDir scratch("rundir-advance");
+  const std::vector<std::vector<RunState>> orders = {
+      {RunState::Running, RunState::Finished},                    // submit, then the worker
+      {RunState::Finished, RunState::Running},                    // the job ended before submit recorded it
+      {RunState::Running, RunState::Finished, RunState::Running}, // worker running+finished, then submit
+      {RunState::Finished, RunState::Running, RunState::Running}};
+  int index = 0;
+  for (const auto& order : orders) {
+    auto run = RunDirectory::create(scratch / "runs", specIn(scratch, "order" + std::to_string(index++)), "local");
+    RunState reached = RunState::Queued;
+    for (RunState step : order) reached = run.advance(step, {{"pid", 7}});
+    EXPECT_EQ(reached, RunState::Finished);
+    EXPECT_EQ(run.state(), RunState::Finished);
+    EXPECT_EQ(run.stateDocument()["pid"], 7);
+    const auto history = run.stateDocument()["history"];
+    EXPECT_EQ(history.back()["state"], "finished");
+    for (const auto& entry : history) EXPECT_NE(entry["state"], "failed");
+  }
+  // The first verdict wins: a cancel after the end, or a failure report after success, changes nothing.
+  auto run = RunDirectory::create(scratch / "runs", specIn(scratch, "verdict"), "local");
+  run.advance(RunState::Finished);
+  EXPECT_EQ(run.advance(RunState::Failed, {{"message", "late"}}), RunState::Finished);
+  EXPECT_EQ(run.advance(RunState::Cancelled), RunState::Finished);
+  EXPECT_FALSE(run.stateDocument().contains("message"));
+  // A precondition that does not hold leaves run.json as it was.
+  auto guarded = RunDirectory::create(scratch / "runs", specIn(scratch, "guarded"), "local");
+  EXPECT_EQ(guarded.advance(RunState::Failed, {}, [](const nlohmann::json& d) { return d.contains("pid"); }), RunState::Queued);
+  EXPECT_EQ(guarded.state(), RunState::Queued);
+}
+
+TEST(RunDirectory, QueuedRunWithoutALauncherFailsAfterTheTimeout) {
+  test::ScratchDir scratch("rundir-stale");
+  auto fresh = RunDirectory::create(scratch / "runs", specIn(scratch, "fresh"), "ssh");
+  EXPECT_EQ(fresh.failIfLauncherNeverStarted(3600), RunState::Queued);  // its submission may still be starting it
+  auto launched = RunDirectory::create(scratch / "runs", specIn(scratch, "launched"), "slurm");
+  launched.updateFields({{"job_id", "12"}, {"queued_at", "2001-01-01T00:00:00Z"}});
+  EXPECT_EQ(launched.failIfLauncherNeverStarted(60), RunState::Queued);  // a job waiting in the queue
+  auto stale = RunDirectory::create(scratch / "runs", specIn(scratch, "stale"), "local");
+  stale.updateFields({{"queued_at", "2001-01-01T00:00:00Z"}});
+  EXPECT_EQ(stale.failIfLauncherNeverStarted(60), RunState::Failed);
+  EXPECT_NE(stale.stateDocument()["message"].get<std::string>().find("launcher never started"), std::string::npos);
+  // A resubmission starts the clock again.
+  stale.requeue();
+  EXPECT_EQ(stale.failIfLauncherNeverStarted(60), RunState::Queued);
 }
 
 TEST(RunDirectory, TransitionTable) {
