@@ -224,6 +224,58 @@ TEST(SshBackend, RemoteCommandRoundTripsThroughAShell) {
   f.expectNothingExecuted();
 }
 
+// The job ended before submit() recorded its launch (the worker's rank 0 wrote running, then
+// finished, while ssh or sbatch was still returning): submit() reports finished, keeps the launch
+// fields, and nothing throws — for every back-end.
+TEST(Backends, SubmitAfterTheJobAlreadyFinishedReportsFinished) {
+  Fixture f;
+  const auto quiet = writeScript(f.scratch / "quiet-mpirun", "exit 0\n");
+  const auto fakeSsh = writeScript(f.scratch / "fake-ssh", "while [ \"$1\" != \"--\" ]; do shift; done\nshift\nexec sh -c \"$*\"\n");
+  const fs::path bin = f.scratch / "slurm-bin";
+  fs::create_directories(bin);
+  writeScript(bin / "sbatch", "echo 99\n");
+  BackendOptions options;
+  options.mpirunProgram = quiet.string();
+  options.workerProgram = "medseg-worker";
+  options.sshProgram = fakeSsh.string();
+  options.host = "login";
+  options.hostfile = "hosts";
+  options.slurmBinDir = bin.string();
+  for (const std::string name : {"local", "ssh", "slurm"}) {
+    RunSpec spec = f.spec;
+    spec.name = "early-" + name;
+    auto run = RunDirectory::create(f.scratch / "runs", spec, name);
+    run.advance(RunState::Running, {{"ranks", 3}});  // what rank 0 writes first ...
+    run.advance(RunState::Finished);                 // ... and last
+    auto backend = makeBackend(name, options);
+    EXPECT_EQ(backend->submit(run), RunState::Finished) << name;
+    const auto document = run.stateDocument();
+    EXPECT_EQ(document["state"], "finished") << name;
+    EXPECT_TRUE(hasLauncher(document)) << name << ": the launch was recorded " << document.dump();
+    EXPECT_EQ(backend->poll(run), RunState::Finished) << name;
+  }
+}
+
+TEST(Backends, FailedLaunchLeavesTheRunFailedWithItsReason) {
+  Fixture f;
+  const fs::path bin = f.scratch / "slurm-bin";
+  fs::create_directories(bin);
+  writeScript(bin / "sbatch", "echo 'sbatch: error: Batch job submission failed: Invalid account' >&2\nexit 1\n");
+  BackendOptions options;
+  options.slurmBinDir = bin.string();
+  options.mpirunProgram = (f.scratch / "no-such-mpirun").string();
+  for (const std::string name : {"slurm", "local"}) {
+    RunSpec spec = f.spec;
+    spec.name = "refused-" + name;
+    auto run = RunDirectory::create(f.scratch / "runs", spec, name);
+    auto backend = makeBackend(name, options);
+    EXPECT_THROW(launchRun(*backend, run), LaunchError) << name;
+    EXPECT_EQ(run.state(), RunState::Failed) << name;
+    const std::string message = run.stateDocument().value("message", std::string());
+    EXPECT_NE(message.find(name == "slurm" ? "Invalid account" : "no-such-mpirun"), std::string::npos) << message;
+  }
+}
+
 TEST(SshBackend, RejectsHostileHosts) {
   for (const std::string host : {"-oProxyCommand=touch pwned", "host; id", "host name", "", "$(id)"})
     EXPECT_THROW(validateSshHost(host), InputError) << host;
