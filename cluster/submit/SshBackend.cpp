@@ -84,7 +84,7 @@ std::string SshBackend::hostOf(const RunDirectory& run) const {
 
 std::string SshBackend::unreachableMessage(const std::string& host, const ProcessResult& result) const {
   std::string message = "cannot reach ssh host " + host;
-  message += result.timedOut ? " (no answer within " + std::to_string(std::lround(options_.commandTimeoutSeconds)) + " s)"
+  message += result.timedOut ? " (ssh did not finish within " + std::to_string(std::lround(options_.commandTimeoutSeconds)) + " s)"
                              : " (ssh exit " + std::to_string(result.exitCode) + ")";
   const std::string said = trim(result.output);
   if (!said.empty()) message += ": " + said;
@@ -132,11 +132,13 @@ LaunchPlan SshBackend::plan(const RunSpec& spec, const std::filesystem::path& ru
   mpirun.insert(mpirun.end(), worker.begin(), worker.end());
   const auto logs = runDir / "logs";
   LaunchPlan plan;
-  // Only the operators (&&, >, 2>, <, &) and `echo $!` are shell syntax; every value is quoted, and
-  // `cd --` keeps a folder name starting with '-' from being read as an option.
-  plan.remoteCommand = "cd -- " + shellQuote(runDir.string()) + " && nohup " + shellJoin(mpirun) + " > " +
+  // Only the operators (&&, { }, >, 2>, <, &) and `echo $!` are shell syntax; every value is quoted,
+  // and `cd --` keeps a folder name starting with '-' from being read as an option. The braces make
+  // `&` background mpirun alone: `a && b &` would background a subshell that keeps the ssh session
+  // open until the job ends, and whose pid ($!) is not mpirun's.
+  plan.remoteCommand = "cd -- " + shellQuote(runDir.string()) + " && { nohup " + shellJoin(mpirun) + " > " +
                        shellQuote((logs / "launcher.out").string()) + " 2> " +
-                       shellQuote((logs / "launcher.err").string()) + " < /dev/null & echo $!";
+                       shellQuote((logs / "launcher.err").string()) + " < /dev/null & echo $!; }";
   plan.argv = sshArgv(options_.host, plan.remoteCommand);
   return plan;
 }
