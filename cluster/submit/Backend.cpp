@@ -59,12 +59,16 @@ RunState launchRun(Backend& backend, RunDirectory& run) {
   }
 }
 
-void validateRunInputs(const RunSpec& spec, bool checkData) {
+void validateRunInputs(const RunSpec& spec) {
   spec.validate();
   std::error_code ec;
   if (!std::filesystem::is_regular_file(spec.configPath, ec))
     throw InputError("--config " + spec.configPath + " is not a readable file");
-  if (checkData && !spec.dataPath.empty() && !std::filesystem::is_directory(spec.dataPath, ec))
+}
+
+void requireDataFolder(const RunSpec& spec) {
+  std::error_code ec;
+  if (!spec.dataPath.empty() && !std::filesystem::is_directory(spec.dataPath, ec))
     throw InputError("--data " + spec.dataPath + " is not a folder (a data set: dataset.json, imagesTr/, labelsTr/)");
 }
 

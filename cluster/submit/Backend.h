@@ -57,12 +57,13 @@ class Backend {
   virtual ~Backend() = default;
   virtual std::string name() const = 0;
   const BackendOptions& options() const { return options_; }
-  // Every check that needs neither a run folder nor the network: the spec, the options, the
-  // config, programs on this machine. InputError naming the problem; nothing is created.
+  // The checks a --dry-run makes too: the spec, the options, the config file. InputError naming
+  // the problem; nothing is created.
   virtual void validate(const RunSpec& spec) const = 0;
-  // Checks that need the target, made before the run folder exists (ssh: the login host has the
-  // worker, mpirun, the hostfile and the data). InputError for a usage error.
-  virtual void preflight(const RunSpec& spec) { (void)spec; }
+  // The checks a real submission adds before the run folder exists, where the run will start:
+  // programs (mpirun, the worker, sbatch, ssh) and the data folder, on this machine or, for ssh, on
+  // the login host. InputError for a usage error.
+  virtual void preflight(const RunSpec& spec) = 0;
   virtual LaunchPlan plan(const RunSpec& spec, const std::filesystem::path& runDir) const = 0;
   // Starts the run; records pid / job id in run.json and returns the state the run has reached
   // (the job may already have finished). On failure run.json says failed and LaunchError is thrown.
@@ -79,9 +80,10 @@ class Backend {
 // failed with the reason rather than left queued. Returns the state reached.
 RunState launchRun(Backend& backend, RunDirectory& run);
 
-// The checks every back-end makes before creating a run: spec.validate(), the config is a readable
-// file and, when checkData, --data names a folder on this machine.
-void validateRunInputs(const RunSpec& spec, bool checkData);
+// spec.validate() and the config is a readable file: what every back-end's validate() checks.
+void validateRunInputs(const RunSpec& spec);
+// --data, when given, names a folder on this machine.
+void requireDataFolder(const RunSpec& spec);
 // InputError naming the program and the option that sets it when it cannot be started here.
 void requireProgram(const std::string& program, const std::string& what, const std::string& option);
 

@@ -23,10 +23,14 @@ LaunchPlan LocalBackend::plan(const RunSpec& spec, const std::filesystem::path& 
 }
 
 void LocalBackend::validate(const RunSpec& spec) const {
-  validateRunInputs(spec, true);
+  validateRunInputs(spec);
   if (spec.nodes > 1)
     throw InputError("the local backend runs on this machine only; --nodes " + std::to_string(spec.nodes) +
                      " needs --backend slurm or ssh");
+}
+
+void LocalBackend::preflight(const RunSpec& spec) {
+  requireDataFolder(spec);
   requireProgram(options_.mpirunProgram, "mpirun", "--mpirun");
   requireProgram(resolveWorkerProgram(options_), "the worker program", "--worker");
 }

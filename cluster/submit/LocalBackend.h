@@ -12,6 +12,7 @@ class LocalBackend : public Backend {
   explicit LocalBackend(BackendOptions options) : Backend(std::move(options)) {}
   std::string name() const override { return "local"; }
   void validate(const RunSpec& spec) const override;
+  void preflight(const RunSpec& spec) override;
   LaunchPlan plan(const RunSpec& spec, const std::filesystem::path& runDir) const override;
   RunState submit(RunDirectory& run) override;
   RunState poll(RunDirectory& run) override;

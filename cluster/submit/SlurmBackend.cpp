@@ -98,9 +98,13 @@ std::string SlurmBackend::tool(const std::string& name) const {
 }
 
 void SlurmBackend::validate(const RunSpec& spec) const {
-  validateRunInputs(spec, true);  // the submitting machine shares the cluster's file systems
+  validateRunInputs(spec);
   if (!options_.sbatchTemplate.empty() && !std::filesystem::is_regular_file(options_.sbatchTemplate))
     throw InputError("--sbatch-template " + options_.sbatchTemplate.string() + " is not a readable file");
+}
+
+void SlurmBackend::preflight(const RunSpec& spec) {
+  requireDataFolder(spec);  // the submitting machine shares the cluster's file systems
   requireProgram(tool("sbatch"), "sbatch", "--slurm-bin");
 }
 

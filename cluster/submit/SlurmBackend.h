@@ -14,6 +14,7 @@ class SlurmBackend : public Backend {
   explicit SlurmBackend(BackendOptions options) : Backend(std::move(options)) {}
   std::string name() const override { return "slurm"; }
   void validate(const RunSpec& spec) const override;
+  void preflight(const RunSpec& spec) override;
   LaunchPlan plan(const RunSpec& spec, const std::filesystem::path& runDir) const override;
   // Records the job id; the run stays queued until squeue or the worker says running, unless the
   // job already ran (a short job on an idle cluster), whose state advance() keeps.

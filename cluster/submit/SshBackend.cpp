@@ -60,9 +60,8 @@ void SshBackend::validateOptions() const {
 }
 
 void SshBackend::validate(const RunSpec& spec) const {
-  validateRunInputs(spec, false);  // the data is looked for on the login host (preflight)
+  validateRunInputs(spec);  // the data is looked for on the login host (preflight)
   validateOptions();
-  requireProgram(options_.sshProgram, "ssh", "--ssh");
 }
 
 std::vector<std::string> SshBackend::sshArgv(const std::string& host, const std::string& remoteCommand) const {
@@ -95,6 +94,7 @@ std::string SshBackend::unreachableMessage(const std::string& host, const Proces
 
 void SshBackend::preflight(const RunSpec& spec) {
   validateOptions();
+  requireProgram(options_.sshProgram, "ssh", "--ssh");
   const std::string worker = resolveWorkerProgram(options_);
   // Each check prints a fixed word when it fails; "medseg-probe-done" proves the script ran to the end.
   std::string probe = "command -v " + shellQuote(options_.mpirunProgram) + " >/dev/null 2>&1 || echo medseg-missing-mpirun; " +
