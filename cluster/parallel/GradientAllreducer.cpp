@@ -7,6 +7,7 @@
 #include <torch/csrc/autograd/engine.h>
 
 #include "cluster/parallel/MpiEnvironment.h"
+#include "cluster/parallel/MpiTensorTypes.h"
 
 #if MEDSEG_HAVE_NCCL
 // Only the CUDA runtime and NCCL: reductions go on the legacy default stream, which is also torch's
@@ -53,9 +54,11 @@ GradientAllreducer::GradientAllreducer(std::vector<torch::Tensor> parameters, MP
   for (size_t n = parameters_.size(); n-- > 0;) {
     const auto& p = parameters_[n];
     if (!p.requires_grad()) continue;
-    if (p.scalar_type() != torch::kFloat)
-      throw std::runtime_error("data-parallel training reduces float32 parameters; found " + std::string(toString(p.scalar_type())));
-    const size_t bytes = static_cast<size_t>(p.numel()) * sizeof(float);
+    if (!type_) type_ = p.scalar_type();
+    if (p.scalar_type() != *type_ || (*type_ != torch::kFloat && *type_ != torch::kDouble))
+      throw std::runtime_error("data-parallel training reduces float32 or float64 parameters of one type; found " +
+                               std::string(toString(*type_)) + " and " + toString(p.scalar_type()));
+    const size_t bytes = static_cast<size_t>(p.numel() * p.element_size());
     if (currentBytes + bytes > bucketBytes && currentBytes > 0) {
       buckets_.emplace_back();
       currentBytes = 0;
@@ -75,7 +78,7 @@ GradientAllreducer::GradientAllreducer(std::vector<torch::Tensor> parameters, MP
 #if !MEDSEG_HAVE_NCCL
     device = torch::kCPU;  // MPI reduces host memory
 #endif
-    bucket.buffer = torch::zeros({elements}, torch::TensorOptions().dtype(torch::kFloat).device(device));
+    bucket.buffer = torch::zeros({elements}, torch::TensorOptions().dtype(*type_).device(device));
   }
   stats_.buckets = buckets_.size();
   for (size_t n = 0; n < parameters_.size(); ++n) {
@@ -115,7 +118,8 @@ void GradientAllreducer::post(Bucket& bucket) {
         bucket.buffer.narrow(0, bucket.offsets[slot], parameters_[bucket.parameters[slot]].numel()).zero_();
 #if MEDSEG_HAVE_NCCL
   if (bucket.buffer.is_cuda()) {
-    if (ncclAllReduce(bucket.buffer.data_ptr<float>(), bucket.buffer.data_ptr<float>(), bucket.buffer.numel(), ncclFloat,
+    const ncclDataType_t type = bucket.buffer.scalar_type() == torch::kDouble ? ncclDouble : ncclFloat;
+    if (ncclAllReduce(bucket.buffer.data_ptr(), bucket.buffer.data_ptr(), bucket.buffer.numel(), type,
                       ncclSum, ncclFor(comm_), cudaStreamLegacy) != ncclSuccess)
       throw std::runtime_error("ncclAllReduce failed");
     bucket.posted = true;
@@ -123,7 +127,8 @@ void GradientAllreducer::post(Bucket& bucket) {
     return;
   }
 #endif
-  checkMpi(MPI_Iallreduce(MPI_IN_PLACE, bucket.buffer.data_ptr<float>(), static_cast<int>(bucket.buffer.numel()), MPI_FLOAT,
+  checkMpi(MPI_Iallreduce(MPI_IN_PLACE, bucket.buffer.data_ptr(), static_cast<int>(bucket.buffer.numel()),
+                          mpiTypeOf(bucket.buffer.scalar_type()),
                           MPI_SUM, comm_, &bucket.request),
            "MPI_Iallreduce");
   bucket.posted = true;
@@ -142,7 +147,7 @@ void GradientAllreducer::postReadyBuckets(bool all) {
 void GradientAllreducer::finish() {
   postReadyBuckets(true);
   const auto start = Clock::now();
-  const float scale = 1.0f / static_cast<float>(worldSize_);
+  const double scale = 1.0 / static_cast<double>(worldSize_);
 #if MEDSEG_HAVE_NCCL
   bool onGpu = false;
   for (const auto& bucket : buckets_) onGpu = onGpu || bucket.buffer.is_cuda();

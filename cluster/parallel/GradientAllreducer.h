@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include <torch/torch.h>
@@ -43,7 +44,7 @@ class GradientAllreducer {
   struct Bucket {
     std::vector<size_t> parameters;  // indices into parameters_
     std::vector<int64_t> offsets;    // element offset of each parameter in the buffer
-    torch::Tensor buffer;            // flat float32, CPU (MPI) or device (NCCL)
+    torch::Tensor buffer;            // flat, the parameters' dtype (float32 or float64), CPU (MPI) or device (NCCL)
     size_t ready = 0;
     bool posted = false;
     MPI_Request request = MPI_REQUEST_NULL;
@@ -55,6 +56,7 @@ class GradientAllreducer {
   void finish();
 
   std::vector<torch::Tensor> parameters_;
+  std::optional<torch::ScalarType> type_;  // of every parameter
   std::vector<size_t> bucketOf_, slotOf_;
   std::vector<bool> arrived_;
   std::vector<Bucket> buckets_;

@@ -1,6 +1,8 @@
 #include "cluster/pipeline/ModelParallelRun.h"
 
 #if MEDSEG_HAVE_MPI
+#include <iomanip>
+#include <sstream>
 #include <thread>
 
 #include "cluster/pipeline/PipelineVerification.h"
@@ -44,6 +46,7 @@ nlohmann::json verifyPipeline(const TrainConfig& config, const ModelParallelOpti
   const StepComparison comparison = compareSteps(referenceStep(config, batch), pipeline);
   nlohmann::json result = comparison.toJson();
   result["ranks"] = ranks;
+  result["dtype"] = computeDtypeName(config.dtype);
   result["plan"] = planJson.at("plan");
   result["loss"] = pipeline.loss;
   result["bytes_sent_rank0"] = engine->channel().bytesSent();
@@ -51,9 +54,11 @@ nlohmann::json verifyPipeline(const TrainConfig& config, const ModelParallelOpti
     std::filesystem::create_directories(options.runDir);
     writeFileAtomically(options.runDir / "verify.json", result.dump(2) + "\n");
   }
-  reporter.log("pipeline vs single process: max |logit diff| " + std::to_string(comparison.logits) + ", max |grad diff| " +
-               std::to_string(comparison.gradients) + " (max |grad| " + std::to_string(comparison.gradientScale) + "), " +
-               std::to_string(comparison.parametersCompared) + " parameters compared");
+  std::ostringstream summary;  // scientific: float64 differences are ~1e-15
+  summary << std::scientific << std::setprecision(2) << "pipeline vs single process (" << computeDtypeName(config.dtype)
+          << "): max |logit diff| " << comparison.logits << ", max |grad diff| " << comparison.gradients << " (max |grad| "
+          << comparison.gradientScale << "), " << comparison.parametersCompared << " parameters compared";
+  reporter.log(summary.str());
   return result;
 }
 

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cluster/parallel/MpiEnvironment.h"
+#include "cluster/parallel/MpiTensorTypes.h"
 
 namespace medseg::cluster {
 namespace {
@@ -45,8 +46,9 @@ void MpiChannel::send(int from, int to, Flow flow, int64_t micro, const Activati
   PendingSend message;
   nlohmann::json header = {{"end", bundle.end}, {"tensors", nlohmann::json::array()}};
   for (const auto& [key, tensor] : bundle.tensors) {
-    header["tensors"].push_back({{"key", key}, {"shape", tensor.sizes().vec()}});
-    message.buffers.push_back(tensor.detach().to(torch::kCPU, torch::kFloat).contiguous());
+    const torch::ScalarType type = wireType(tensor.scalar_type());
+    header["tensors"].push_back({{"key", key}, {"shape", tensor.sizes().vec()}, {"dtype", type == torch::kDouble ? "float64" : "float32"}});
+    message.buffers.push_back(tensor.detach().to(torch::kCPU, type).contiguous());
   }
   message.header = header.dump();
   pending_.push_back(std::move(message));
@@ -58,10 +60,11 @@ void MpiChannel::send(int from, int to, Flow flow, int64_t micro, const Activati
   };
   post(posted.header.data(), static_cast<int64_t>(posted.header.size()), MPI_CHAR);
   for (auto& buffer : posted.buffers) {
-    float* data = buffer.data_ptr<float>();
+    auto* data = static_cast<char*>(buffer.data_ptr());
+    const int64_t size = buffer.element_size();
     for (int64_t offset = 0; offset < buffer.numel(); offset += kPieceElements)
-      post(data + offset, std::min(kPieceElements, buffer.numel() - offset), MPI_FLOAT);
-    bytesSent_ += buffer.numel() * static_cast<int64_t>(sizeof(float));
+      post(data + offset * size, std::min(kPieceElements, buffer.numel() - offset), mpiTypeOf(buffer.scalar_type()));
+    bytesSent_ += buffer.numel() * size;
   }
   reapCompleted();
   secondsBlocked_ += since(start);
@@ -75,11 +78,13 @@ std::optional<ActivationBundle> MpiChannel::receive(int from, int to, Flow flow,
   ActivationBundle bundle;
   bundle.end = header.at("end").get<bool>();
   for (const auto& entry : header.at("tensors")) {
-    auto tensor = torch::empty(entry.at("shape").get<std::vector<int64_t>>(), torch::kFloat);
-    float* data = tensor.data_ptr<float>();
+    const torch::ScalarType type = entry.value("dtype", "float32") == "float64" ? torch::kDouble : torch::kFloat;
+    auto tensor = torch::empty(entry.at("shape").get<std::vector<int64_t>>(), type);
+    auto* data = static_cast<char*>(tensor.data_ptr());
+    const int64_t size = tensor.element_size();
     for (int64_t offset = 0; offset < tensor.numel(); offset += kPieceElements)
-      checkMpi(MPI_Recv(data + offset, static_cast<int>(std::min(kPieceElements, tensor.numel() - offset)), MPI_FLOAT, from, tag,
-                        comm_, MPI_STATUS_IGNORE),
+      checkMpi(MPI_Recv(data + offset * size, static_cast<int>(std::min(kPieceElements, tensor.numel() - offset)), mpiTypeOf(type),
+                        from, tag, comm_, MPI_STATUS_IGNORE),
                "MPI_Recv (pipeline)");
     bundle.tensors[entry.at("key").get<std::string>()] = device_.is_cpu() ? tensor : tensor.to(device_);
   }

@@ -8,6 +8,7 @@
 #include "core/train/Optimizer.h"
 #include "core/train/Schedule.h"
 #include "core/train/Targets.h"
+#include "core/train/TrainingEngine.h"
 #include "core/util/Interrupt.h"
 
 namespace medseg::cluster {
@@ -80,8 +81,7 @@ PipelineEngine::PipelineEngine(const TrainConfig& config, const PipelinePlan& pl
                                std::vector<torch::Device> devices, std::unique_ptr<PipelineChannel> channel)
     : config_(config), plan_(plan), channel_(std::move(channel)), loss_(config.loss, config.targets) {
   if (localStages.size() != devices.size()) throw std::invalid_argument("PipelineEngine: one device per local stage");
-  torch::manual_seed(config.seed);  // as TrainingEngine: the same initial weights as a single process
-  network_ = UNet3d(config.network);
+  network_ = buildNetwork(config);  // as TrainingEngine: the same initial weights as a single process
   blocks_ = unetBlocks(network_->config());
   plan_.validate(blocks_.size());
   for (size_t i = 0; i < localStages.size(); ++i) {
@@ -121,9 +121,10 @@ StepStats PipelineEngine::step(const Batch& batch) {
   }
   StepData data;
   data.allHeads = config_.network.deepSupervision;
-  if (runsFirstStage()) data.images = microBatches(batch.image, M);
+  const Batch cast = batch.to(torch::kCPU, config_.scalarType());  // stages move their inputs to their devices
+  if (runsFirstStage()) data.images = microBatches(cast.image, M);
   if (localStage(plan_.stages() - 1)) {
-    data.targets = microBatches(batch.target, M);
+    data.targets = microBatches(cast.target, M);
     torch::Device device = localStage(plan_.stages() - 1)->device();
     data.loss = [&, device](int64_t micro, const std::vector<torch::Tensor>& outputs) {
       const auto target = data.targets.at(static_cast<size_t>(micro)).to(device);
@@ -168,9 +169,10 @@ StepStats PipelineEngine::step(const Batch& batch) {
   return stats;
 }
 
-torch::Tensor PipelineEngine::infer(const torch::Tensor& images) {
+torch::Tensor PipelineEngine::infer(const torch::Tensor& input) {
   if (!runsFirstStage()) throw std::logic_error("pipeline inference is driven from the process of stage 0");
   torch::NoGradGuard noGrad;
+  const torch::Tensor images = input.to(config_.scalarType());
   network_->eval();
   const int K = plan_.stages();
   std::vector<torch::Tensor> logits;
@@ -274,6 +276,7 @@ UNet3d PipelineEngine::gatherNetwork() {
   const auto weights = gatherToFirst(false);
   if (!runsFirstStage()) return nullptr;
   UNet3d copy(config_.network);
+  copy->to(config_.scalarType());
   torch::NoGradGuard noGrad;
   for (auto& item : copy->named_parameters()) {
     const auto found = weights.find(item.key());

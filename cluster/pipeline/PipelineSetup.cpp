@@ -9,6 +9,7 @@
 #include "cluster/pipeline/PipelinePartitioner.h"
 #include "cluster/pipeline/PipelineVerification.h"
 #include "core/train/Targets.h"
+#include "core/train/TrainingEngine.h"
 #include "core/util/Interrupt.h"
 
 namespace medseg::cluster {
@@ -41,9 +42,8 @@ ModelProfile profileMicroBatch(const TrainConfig& config, const ModelParallelOpt
       throw InputError("--profile-edge must be a multiple of " + std::to_string(config.network.sizeDivisor()));
     shape = {samples, config.network.inChannels, options.profileEdge, options.profileEdge, options.profileEdge};
   }
-  torch::manual_seed(config.seed);
-  UNet3d network(config.network);
-  const auto sample = torch::randn(shape);
+  UNet3d network = buildNetwork(config);
+  const auto sample = torch::randn(shape).to(config.scalarType());
   ProfileOptions profileOptions;
   profileOptions.device = stageDevice(options);
   profileOptions.allHeads = config.network.deepSupervision;

@@ -18,9 +18,10 @@ Batch syntheticBatch(const TrainConfig& config, uint64_t seed) {
   torch::manual_seed(seed);
   const auto& p = config.patchSize;
   Batch batch;
-  batch.image = torch::randn({config.batchSize, config.network.inChannels, p.at(0), p.at(1), p.at(2)});
+  // Drawn in float32 and cast, so a float64 verification sees the float32 run's numbers.
+  batch.image = torch::randn({config.batchSize, config.network.inChannels, p.at(0), p.at(1), p.at(2)}).to(config.scalarType());
   if (config.targets == TargetMode::Regions)
-    batch.target = (torch::rand({config.batchSize, config.network.outChannels, p[0], p[1], p[2]}) > 0.7).to(torch::kFloat);
+    batch.target = (torch::rand({config.batchSize, config.network.outChannels, p[0], p[1], p[2]}) > 0.7).to(config.scalarType());
   else
     batch.target = torch::randint(0, config.network.outChannels, {config.batchSize, p[0], p[1], p[2]}, torch::kLong);
   return batch;

@@ -70,7 +70,11 @@ torch::Tensor windowOf(const torch::Tensor& chw, const Shape3& start, const Shap
 
 // forward, or the mean over the 8 mirrorings of the spatial axes (each output flipped back).
 torch::Tensor runForward(const ForwardFn& forward, const torch::Tensor& batch, bool mirror) {
-  auto once = [&forward](const torch::Tensor& x) { return forward(x).to(torch::kFloat32); };
+  // Sums in float32 (bf16 and half outputs too); float64 networks (verification runs) keep float64.
+  auto once = [&forward](const torch::Tensor& x) {
+    const auto out = forward(x);
+    return out.to(out.scalar_type() == torch::kFloat64 ? torch::kFloat64 : torch::kFloat32);
+  };
   if (!mirror) return once(batch);
   torch::Tensor sum;
   for (int mask = 0; mask < 8; ++mask) {
@@ -151,12 +155,12 @@ torch::Tensor slidingWindowInference(const torch::Tensor& input, const ForwardFn
     torch::Tensor out = runForward(forward, torch::stack(windows), options.mirrorTta);
     checkOutput(out, count, plan.window);
     if (!sum.defined()) {
-      const auto on = torch::TensorOptions().dtype(torch::kFloat32).device(out.device());
+      const auto on = torch::TensorOptions().dtype(out.scalar_type()).device(out.device());
       sum = torch::zeros({out.size(1), plan.padded[0], plan.padded[1], plan.padded[2]}, on);
       weightSum = torch::zeros({1, plan.padded[0], plan.padded[1], plan.padded[2]}, on);
       importance = (options.gaussian && weighted ? gaussianImportanceMap(plan.window)
                                                  : torch::ones({plan.window[0], plan.window[1], plan.window[2]}))
-                       .to(out.device())
+                       .to(out.device(), out.scalar_type())
                        .unsqueeze(0);
     }
     for (int64_t b = 0; b < count; ++b) {

@@ -10,7 +10,7 @@
 // the input is padded only up to a multiple of sizeDivisor and run once (whole-volume mode); otherwise
 // roi must be a multiple of sizeDivisor. Mirror TTA averages all 8 flip combinations of (D, H, W)
 // (identity included), as nnU-Net. Windows are views of the input; outputs and weights are accumulated
-// in float32 on the device `forward` returns its results on. Runs under torch::NoGradGuard and polls
+// in float32 (float64 when `forward` returns float64) on the device `forward` returns its results on. Runs under torch::NoGradGuard and polls
 // throwIfInterrupted() between window batches. Bad options -> InputError.
 #include <array>
 #include <functional>

@@ -183,18 +183,44 @@ ModelDescription readModelDescription(const std::filesystem::path& checkpoint) {
   }
 }
 
+namespace {
+
+// Module::load swaps each tensor's storage for the stored one and, when the dtypes differ, reads
+// float64 bytes as float32. Copying each stored tensor into the model's own converts instead.
+void copyStoredTensors(torch::nn::Module& module, torch::serialize::InputArchive& archive, const std::string& prefix) {
+  auto copyInto = [&](const std::string& key, torch::Tensor& own, bool isBuffer) {
+    torch::Tensor stored;
+    archive.read(key, stored, isBuffer);
+    if (stored.sizes() != own.sizes())
+      throw InputError("the stored " + prefix + key + " has another shape than this network's");
+    own.copy_(stored);
+  };
+  torch::NoGradGuard noGrad;
+  for (auto& item : module.named_parameters(/*recurse=*/false)) copyInto(item.key(), item.value(), false);
+  for (auto& item : module.named_buffers(/*recurse=*/false)) copyInto(item.key(), item.value(), true);
+  for (const auto& child : module.named_children()) {
+    torch::serialize::InputArchive childArchive;
+    archive.read(child.key(), childArchive);
+    copyStoredTensors(*child.value(), childArchive, prefix + child.key() + ".");
+  }
+}
+
+}  // namespace
+
 void readModelWeights(torch::serialize::InputArchive& archive, UNet3d& model, const std::filesystem::path& file) {
   torch::serialize::InputArchive weights;
   if (!archive.try_read("model", weights)) throw InputError(notACheckpoint(file, "no model weights"));
   try {
-    model->load(weights);
+    copyStoredTensors(*model, weights, "");
+  } catch (const InputError& error) {
+    throw InputError(file.string() + ": weights do not match the network described in the file: " + error.what());
   } catch (const c10::Error& error) {
     throw InputError(file.string() + ": weights do not match the network described in the file: " +
                      error.msg().substr(0, 300));
   }
 }
 
-UNet3d loadModelForInference(const std::filesystem::path& checkpoint, ModelDescription* description) {
+UNet3d loadModelForInference(const std::filesystem::path& checkpoint, ModelDescription* description, torch::ScalarType dtype) {
   auto archive = openCheckpointArchive(checkpoint);
   ModelDescription d;
   try {
@@ -203,6 +229,7 @@ UNet3d loadModelForInference(const std::filesystem::path& checkpoint, ModelDescr
     throw InputError(checkpoint.string() + ": " + error.what());
   }
   UNet3d model(d.network);
+  model->to(dtype);
   readModelWeights(archive, model, checkpoint);
   model->eval();
   if (description) *description = d;

@@ -36,8 +36,10 @@ TargetMode parseTargetMode(const std::string& name);  // throws InputError for a
 ModelDescription readModelDescription(const std::filesystem::path& checkpoint);
 // The "medseg/description" entry's JSON text as a description; InputError for invalid JSON or fields.
 ModelDescription parseModelDescription(const std::string& text);
-// Builds the network and loads its weights (eval mode). Works on training checkpoints and "best" files alike.
-UNet3d loadModelForInference(const std::filesystem::path& checkpoint, ModelDescription* description = nullptr);
+// Builds the network and loads its weights (eval mode), in `dtype` whatever the file stores. Works on
+// training checkpoints and "best" files alike.
+UNet3d loadModelForInference(const std::filesystem::path& checkpoint, ModelDescription* description = nullptr,
+                             torch::ScalarType dtype = torch::kFloat);
 
 // Writes a model file (weights + description, no training state) atomically: what best.pt holds.
 void saveModel(const std::filesystem::path& file, UNet3d& model, const ModelDescription& description);
@@ -47,6 +49,7 @@ void saveModel(const std::filesystem::path& file, UNet3d& model, const ModelDesc
 void writeModelEntries(torch::serialize::OutputArchive& archive, UNet3d& model, const ModelDescription& description,
                        const std::string& kind);
 torch::serialize::InputArchive openCheckpointArchive(const std::filesystem::path& file, std::string* kind = nullptr);
+// Copies the stored weights into `model`, converting to the model's dtype.
 void readModelWeights(torch::serialize::InputArchive& archive, UNet3d& model, const std::filesystem::path& file);
 // Serializes `archive` in memory, then writes it with writeFileAtomically: a full disk is reported
 // with its errno and the file name, and the previous file stays in place.

@@ -17,6 +17,14 @@ BatchFactory::BatchFactory(std::shared_ptr<const std::vector<TrainingCase>> case
       regions_(config.regions),
       sampler_(*cases_, config.patchSize, config.sampler) {}
 
+Batch Batch::to(torch::Device device, torch::ScalarType dtype) const {
+  Batch out = *this;
+  if (image.defined()) out.image = image.to(device, dtype, /*non_blocking=*/true);
+  if (target.defined())
+    out.target = target.is_floating_point() ? target.to(device, dtype, /*non_blocking=*/true) : target.to(device, /*non_blocking=*/true);
+  return out;
+}
+
 Batch BatchFactory::make(int64_t step) const {
   std::mt19937_64 rng(deriveSeed(seed_, static_cast<uint64_t>(step)));
   const int64_t channels = cases_->front().channels();

@@ -30,6 +30,8 @@ struct Batch {
   torch::Tensor target;  // makeTargets(labels): int64 [N,D,H,W] or float [N,R,D,H,W]
   int64_t foregroundPatches = 0;
   int64_t voxels() const { return image.defined() ? image.size(0) * image.size(2) * image.size(3) * image.size(4) : 0; }
+  // Image and float targets on `device` in `dtype` (the run's compute type); label targets stay int64.
+  Batch to(torch::Device device, torch::ScalarType dtype) const;
 };
 
 // Makes the batch of any step; thread-safe (const, no shared mutable state).

@@ -14,18 +14,19 @@ std::vector<double> SegmentationLoss::deepSupervisionWeights(size_t outputs) {
 }
 
 torch::Tensor SegmentationLoss::single(const torch::Tensor& rawLogits, const torch::Tensor& target) const {
-  const auto logits = rawLogits.to(torch::kFloat);  // losses in full precision, also under autocast
+  // Losses in full precision, also under autocast; a float64 run keeps float64.
+  const auto logits = rawLogits.scalar_type() == torch::kDouble ? rawLogits : rawLogits.to(torch::kFloat);
   torch::Tensor probabilities, reference, crossEntropy;
   if (mode_ == TargetMode::Labels) {
     probabilities = torch::softmax(logits, 1);
-    reference = torch::one_hot(target, logits.size(1)).permute({0, 4, 1, 2, 3}).to(torch::kFloat);
+    reference = torch::one_hot(target, logits.size(1)).permute({0, 4, 1, 2, 3}).to(logits.scalar_type());
     crossEntropy = torch::nn::functional::cross_entropy(logits, target);
     // Background is not a Dice class: it would dominate and is implied by the others.
     probabilities = probabilities.slice(1, 1);
     reference = reference.slice(1, 1);
   } else {
     probabilities = torch::sigmoid(logits);
-    reference = target;
+    reference = target.to(logits.scalar_type());
     crossEntropy = torch::nn::functional::binary_cross_entropy_with_logits(logits, target);
   }
   torch::Tensor loss = config_.ceWeight * crossEntropy;

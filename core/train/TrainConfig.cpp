@@ -301,6 +301,8 @@ TrainConfig loadTrainConfig(const std::filesystem::path& file, const std::vector
   }
 }
 
+const char* computeDtypeName(ComputeDtype dtype) { return dtype == ComputeDtype::Float64 ? "float64" : "float32"; }
+
 TrainConfig TrainConfig::fromJson(const nlohmann::json& document) {
   require(nestingDepth(document) <= kMaxConfigDepth,
           "the document is nested deeper than " + std::to_string(kMaxConfigDepth) + " levels");
@@ -314,6 +316,8 @@ TrainConfig TrainConfig::fromJson(const nlohmann::json& document) {
   require(c.threads >= 0 && c.threads <= 1024, "threads must be between 0 (all cores) and 1024");
   c.device = top.choice("device", c.device, {"auto", "cpu", "cuda"});
   c.mixedPrecision = top.boolean("mixed_precision", c.mixedPrecision);
+  c.dtype = top.choice("dtype", computeDtypeName(c.dtype), {"float32", "float64"}) == "float64" ? ComputeDtype::Float64
+                                                                                                : ComputeDtype::Float32;
   c.targets = parseTargetMode(top.choice("targets", targetModeName(c.targets), {"regions", "labels"}));
   c.patchSize = top.integers("patch_size", c.patchSize, 3);
   for (int64_t edge : c.patchSize) require(edge >= 1 && edge <= 1024, "patch_size edges must be in 1..1024");
@@ -504,6 +508,7 @@ nlohmann::json TrainConfig::toJson() const {
       {"threads", threads},
       {"device", device},
       {"mixed_precision", mixedPrecision},
+      {"dtype", computeDtypeName(dtype)},
       {"targets", targetModeName(targets)},
       {"patch_size", patchSize},
       {"batch_size", batchSize},

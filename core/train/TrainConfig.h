@@ -11,6 +11,10 @@
 //   threads: 0                     torch intra-op threads; 0 = hardware concurrency
 //   device: auto                   auto (CUDA when available) | cpu | cuda
 //   mixed_precision: true          bf16 autocast, CUDA only (ignored on the CPU)
+//   dtype: float32                 float32 | float64: the network, batches, gradients and messages
+//                                  between ranks. float64 is for verification: two computations of
+//                                  one step (pipeline vs whole batch, 2 ranks vs 1) then agree to
+//                                  ~1e-12 whichever kernels the CPU's oneDNN or BLAS picks
 //   targets: regions               regions (BraTS WT/TC/ET, sigmoid) | labels (softmax over labels)
 //   patch_size: []                 [z, y, x]; empty = median case shape, rounded to the net's divisor, <= 128
 //   batch_size: 2
@@ -111,12 +115,17 @@ struct RegionDefinition {
   std::vector<int> labels;
 };
 
+// The floating-point type a run computes in (see `dtype` above).
+enum class ComputeDtype { Float32, Float64 };
+const char* computeDtypeName(ComputeDtype dtype);  // "float32" / "float64"
+
 struct TrainConfig {
   std::string data;
   uint64_t seed = 1;
   int64_t threads = 0;
   std::string device = "auto";
   bool mixedPrecision = true;
+  ComputeDtype dtype = ComputeDtype::Float32;
   TargetMode targets = TargetMode::Regions;
   std::vector<int64_t> patchSize;
   int64_t batchSize = 2;
@@ -141,6 +150,7 @@ struct TrainConfig {
 
   TrainConfig() { network.deepSupervision = true; }
   int64_t totalSteps() const { return epochs * stepsPerEpoch; }
+  torch::ScalarType scalarType() const { return dtype == ComputeDtype::Float64 ? torch::kDouble : torch::kFloat; }
   nlohmann::json toJson() const;
   // Validates every field; throws InputError naming the key for unknown keys and bad values.
   static TrainConfig fromJson(const nlohmann::json& json);

@@ -34,13 +34,20 @@ class AutocastScope {
 
 }  // namespace
 
+UNet3d buildNetwork(const TrainConfig& config) {
+  torch::manual_seed(config.seed);
+  UNet3d network(config.network);
+  // Initialised in float32 and then cast, so a float64 run starts from the float32 run's weights.
+  network->to(config.scalarType());
+  return network;
+}
+
 TrainingEngine::TrainingEngine(const TrainConfig& config, torch::Device device)
     : config_(config),
       device_(device),
-      autocast_(config.mixedPrecision && device.is_cuda()),
+      autocast_(config.mixedPrecision && device.is_cuda() && config.dtype == ComputeDtype::Float32),
       loss_(config.loss, config.targets) {
-  torch::manual_seed(config.seed);
-  model_ = UNet3d(config.network);
+  model_ = buildNetwork(config);
   model_->to(device_);
   optimizer_ = makeOptimizer(config.optimizer, model_->parameters());
 }
@@ -54,8 +61,9 @@ StepStats TrainingEngine::step(const Batch& batch) {
   setLearningRate(*optimizer_, stats.learningRate);
   model_->train();
   optimizer_->zero_grad();
-  const auto image = batch.image.to(device_, /*non_blocking=*/true);
-  const auto target = batch.target.to(device_, /*non_blocking=*/true);
+  const Batch cast = batch.to(device_, config_.scalarType());
+  const auto& image = cast.image;
+  const auto& target = cast.target;
   torch::Tensor loss;
   {
     AutocastScope autocast(autocast_);
@@ -81,7 +89,7 @@ torch::Tensor TrainingEngine::predictLogits(const torch::Tensor& image, const Sl
   model_->eval();
   auto forward = [this](const torch::Tensor& windows) {
     AutocastScope autocast(autocast_);
-    return model_->forward(windows.to(device_)).to(torch::kFloat).cpu();
+    return model_->forward(windows.to(device_, config_.scalarType())).cpu();
   };
   auto logits = slidingWindowInference(image, forward, options);
   model_->train();

@@ -32,10 +32,12 @@ struct StepStats {
   double voxelsPerSecond() const { return seconds > 0 ? static_cast<double>(voxels) / seconds : 0.0; }
 };
 
+// The network a run trains: seeded with config.seed (reproducible initial weights), in config.dtype.
+UNet3d buildNetwork(const TrainConfig& config);
+
 class TrainingEngine {
  public:
-  // Seeds torch (config.seed) before building the network, so initial weights are reproducible.
-  // config must be resolved (channels, classes, patch size).
+  // Builds the network with buildNetwork(config); config must be resolved (channels, classes, patch size).
   TrainingEngine(const TrainConfig& config, torch::Device device);
 
   StepStats step(const Batch& batch);
