@@ -17,10 +17,11 @@ void expectEqualSteps(const StepSnapshot& reference, const StepSnapshot& pipelin
   const StepComparison c = compareSteps(reference, pipeline);
   EXPECT_EQ(c.parametersMissing, 0) << what;
   EXPECT_EQ(c.parametersCompared, static_cast<int64_t>(parameters)) << what;
-  EXPECT_LT(c.logits, 5e-5) << what;
-  EXPECT_LT(c.loss, 1e-6) << what;
-  EXPECT_LT(c.gradients, 1e-6 + 1e-4 * c.gradientScale) << what;
-  EXPECT_LT(c.weights, 1e-6) << what;
+  const test::StepBounds& bound = test::kFloat64StepBounds;
+  EXPECT_LT(c.logits, bound.logits) << what;
+  EXPECT_LT(c.loss, bound.loss) << what;
+  EXPECT_LT(c.gradients, bound.gradientAbsolute + bound.gradientRelative * c.gradientScale) << what;
+  EXPECT_LT(c.weights, bound.weights) << what;
   EXPECT_GT(c.gradientScale, 0.0) << what;  // gradients were really computed
 }
 
@@ -33,9 +34,16 @@ PipelinePlan planWith(std::vector<int64_t> starts, int64_t micro, ScheduleKind s
   return plan;
 }
 
+// The configuration the equality tests compare in (see kFloat64StepBounds).
+TrainConfig float64Config(bool deepSupervision = false) {
+  TrainConfig config = test::pipelineTestConfig(deepSupervision);
+  config.dtype = ComputeDtype::Float64;
+  return config;
+}
+
 TEST(LocalPipeline, EverySplitEqualsSingleProcess) {
   torch::set_num_threads(1);
-  const TrainConfig config = test::pipelineTestConfig();
+  const TrainConfig config = float64Config();
   const Batch batch = syntheticBatch(config, 11);
   const StepSnapshot reference = referenceStep(config, batch);
   const size_t blocks = unetBlocks(config.network).size();
@@ -50,7 +58,7 @@ TEST(LocalPipeline, EverySplitEqualsSingleProcess) {
 
 TEST(LocalPipeline, CheckpointingOneForwardOneBackwardAndDeepSupervision) {
   torch::set_num_threads(1);
-  TrainConfig config = test::pipelineTestConfig(/*deepSupervision=*/true);
+  TrainConfig config = float64Config(/*deepSupervision=*/true);
   config.batchSize = 4;
   const Batch batch = syntheticBatch(config, 12);
   const StepSnapshot reference = referenceStep(config, batch);

@@ -30,4 +30,15 @@ inline TrainConfig pipelineTestConfig(bool deepSupervision = false) {
   return medseg::test::resolvedForTinyData(TrainConfig::fromJson(pipelineTestDocument(deepSupervision)));
 }
 
+// A pipelined step and the whole-batch step are compared in float64 (dtype: float64): in float32 the
+// two differ in the last bits by the convolution kernels oneDNN picks for each CPU (AVX2, AVX-512)
+// and batch size, so no float32 tolerance holds on every machine without being loose. In float64 the
+// summation-order error of a conv over k <= 27 x 32 terms is about k x 1.1e-16 relative per layer,
+// ~1e-13 through the network and its backward pass: the bounds below keep a margin of ~100 over that
+// and are 10^6 times stricter than the float32 ones used before (5e-5, 1e-6, 1e-6 + 1e-4 |g|, 1e-6).
+struct StepBounds {
+  double logits, loss, gradientAbsolute, gradientRelative, weights;
+};
+inline constexpr StepBounds kFloat64StepBounds{5e-11, 1e-12, 1e-12, 1e-10, 1e-12};
+
 }  // namespace medseg::cluster::test

@@ -21,6 +21,15 @@ ForwardFn constantForward(std::vector<float> perChannel) {
   };
 }
 
+// Tests that compare two computations of one network run in float64: the two sides then agree to
+// ~1e-15 relative whichever convolution or pooling kernels the CPU's oneDNN picks (float32 results
+// differ in the last bits between AVX2 and AVX-512 machines). 1e-12 leaves a margin of ~1000.
+constexpr double kFloat64Tolerance = 1e-12;
+
+torch::Tensor randomInput64(int64_t c, int64_t d, int64_t h, int64_t w, uint64_t seed = 7) {
+  return randomInput(c, d, h, w, seed).to(torch::kDouble);
+}
+
 }  // namespace
 
 TEST(SlidingWindow, StartsCoverAxisWithLastWindowFlush) {
@@ -116,14 +125,16 @@ TEST(SlidingWindow, WholeVolumePadsToSizeDivisorAndRunsOnce) {
 TEST(SlidingWindow, EqualsDirectForwardOfConvNetWhenWindowCoversImage) {
   torch::manual_seed(3);
   torch::nn::Conv3d conv(torch::nn::Conv3dOptions(2, 3, 3).padding(1));
+  conv->to(torch::kDouble);
   ForwardFn forward = [&conv](const torch::Tensor& x) { return conv->forward(x); };
-  auto input = randomInput(2, 12, 10, 14);
+  auto input = randomInput64(2, 12, 10, 14);
   SlidingWindowOptions options;
   options.roi = {12, 10, 14};
   auto out = slidingWindowInference(input, forward, options);
   torch::NoGradGuard noGrad;
   auto direct = conv->forward(input.unsqueeze(0)).squeeze(0);
-  EXPECT_TRUE(torch::allclose(out, direct, 1e-5, 1e-5));
+  EXPECT_EQ(out.scalar_type(), torch::kDouble);  // accumulated in the network's precision
+  EXPECT_TRUE(torch::allclose(out, direct, kFloat64Tolerance, kFloat64Tolerance));
   EXPECT_FALSE(out.requires_grad());
 }
 
@@ -131,8 +142,9 @@ TEST(SlidingWindow, OverlappingWindowsOfPointwiseNetEqualDirectForward) {
   // A 1x1x1 convolution has no spatial context, so any tiling must reproduce the direct output.
   torch::manual_seed(5);
   torch::nn::Conv3d conv(torch::nn::Conv3dOptions(2, 4, 1));
+  conv->to(torch::kDouble);
   ForwardFn forward = [&conv](const torch::Tensor& x) { return conv->forward(x); };
-  auto input = randomInput(2, 21, 18, 25);
+  auto input = randomInput64(2, 21, 18, 25);
   SlidingWindowOptions options;
   options.roi = {8, 8, 8};
   options.overlap = 0.5;
@@ -140,7 +152,7 @@ TEST(SlidingWindow, OverlappingWindowsOfPointwiseNetEqualDirectForward) {
   auto out = slidingWindowInference(input, forward, options);
   torch::NoGradGuard noGrad;
   auto direct = conv->forward(input.unsqueeze(0)).squeeze(0);
-  EXPECT_TRUE(torch::allclose(out, direct, 1e-4, 1e-5));
+  EXPECT_TRUE(torch::allclose(out, direct, kFloat64Tolerance, kFloat64Tolerance));
 }
 
 TEST(SlidingWindow, MirrorTtaOfFlipEquivariantForwardEqualsNoTta) {
@@ -150,7 +162,7 @@ TEST(SlidingWindow, MirrorTtaOfFlipEquivariantForwardEqualsNoTta) {
     auto blurred = torch::avg_pool3d(x, {3, 3, 3}, {1, 1, 1}, {1, 1, 1});
     return torch::cat({blurred, x.pow(2)}, 1);
   };
-  auto input = randomInput(1, 20, 16, 18);
+  auto input = randomInput64(1, 20, 16, 18);
   SlidingWindowOptions plain;
   plain.roi = {12, 12, 12};
   SlidingWindowOptions tta = plain;
@@ -163,7 +175,7 @@ TEST(SlidingWindow, MirrorTtaOfFlipEquivariantForwardEqualsNoTta) {
   auto a = slidingWindowInference(input, forward, plain);
   auto b = slidingWindowInference(input, counted, tta);
   EXPECT_EQ(calls, 8 * slidingWindowCount({20, 16, 18}, tta));
-  EXPECT_TRUE(torch::allclose(a, b, 1e-5, 1e-5));
+  EXPECT_TRUE(torch::allclose(a, b, kFloat64Tolerance, kFloat64Tolerance));
 }
 
 TEST(SlidingWindow, MirrorTtaAveragesFlipsOfNonEquivariantForward) {

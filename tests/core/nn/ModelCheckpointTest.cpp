@@ -38,6 +38,26 @@ TEST(ModelCheckpoint, SavedModelLoadsWithIdenticalWeightsInEvalMode) {
   EXPECT_TRUE(torch::equal(model->forward(input), loaded->forward(input)));
 }
 
+TEST(ModelCheckpoint, LoadsInTheRequestedDtypeWhateverTheFileStores) {
+  // A float64 verification run writes float64 weights; inference still runs in float32, and a test
+  // comparing two float64 runs reads them back without rounding.
+  test::ScratchDir dir("model-checkpoint-dtype");
+  const auto d = tinyDescription();
+  UNet3d model(d.network);
+  model->to(torch::kDouble);
+  saveModel(dir / "double.pt", model, d);
+  auto forInference = loadModelForInference(dir / "double.pt");
+  auto exact = loadModelForInference(dir / "double.pt", nullptr, torch::kDouble);
+  const auto stored = model->parameters(), single = forInference->parameters(), twice = exact->parameters();
+  ASSERT_EQ(stored.size(), single.size());
+  for (size_t i = 0; i < stored.size(); ++i) {
+    EXPECT_EQ(single[i].scalar_type(), torch::kFloat);
+    EXPECT_EQ(twice[i].scalar_type(), torch::kDouble);
+    EXPECT_TRUE(torch::equal(stored[i], twice[i]));
+    EXPECT_TRUE(torch::equal(stored[i].to(torch::kFloat), single[i]));
+  }
+}
+
 TEST(ModelCheckpoint, ForeignAndDamagedFilesAreInputErrors) {
   test::ScratchDir dir("model-checkpoint-bad");
   std::ofstream(dir / "text.pt") << "not a checkpoint";

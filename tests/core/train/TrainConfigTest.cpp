@@ -29,6 +29,8 @@ TEST(TrainConfig, EmptyDocumentGivesNnUNetDefaults) {
   EXPECT_TRUE(c.network.deepSupervision);
   EXPECT_EQ(c.targets, TargetMode::Regions);
   EXPECT_TRUE(c.patchSize.empty());  // derived from the data
+  EXPECT_EQ(c.dtype, ComputeDtype::Float32);
+  EXPECT_EQ(c.scalarType(), torch::kFloat);
   // Defaults survive a JSON round trip.
   EXPECT_EQ(TrainConfig::fromJson(c.toJson()).toJson(), c.toJson());
 }
@@ -62,6 +64,14 @@ TEST(TrainConfig, BadValuesAreRejectedWithTheKey) {
   EXPECT_THROW(TrainConfig::fromJson({{"patch_size", {60, 64, 64}}}), InputError);  // depth 4 needs multiples of 8
   EXPECT_THROW(TrainConfig::fromJson({{"network", {{"norm", "layer"}}}}), InputError);
   EXPECT_THROW(TrainConfig::fromJson({{"validation", {{"fraction", 1.0}}}}), InputError);
+  EXPECT_THROW(TrainConfig::fromJson({{"dtype", "float16"}}), InputError);
+}
+
+TEST(TrainConfig, Float64IsAComputeTypeThatSurvivesTheRunFolder) {
+  const auto c = TrainConfig::fromJson({{"dtype", "float64"}});
+  EXPECT_EQ(c.scalarType(), torch::kDouble);
+  EXPECT_EQ(c.toJson()["dtype"], "float64");
+  EXPECT_EQ(TrainConfig::fromJson(c.toJson()).dtype, ComputeDtype::Float64);
 }
 
 TEST(TrainConfig, YamlAndJsonAreEquivalent) {
