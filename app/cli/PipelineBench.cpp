@@ -1,14 +1,11 @@
 #include "app/cli/PipelineBench.h"
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <iostream>
 #include <sstream>
 
 #include "cluster/submit/Backend.h"
 #include "cluster/submit/LocalBackend.h"
-#include "cluster/submit/Process.h"
 #include "cluster/submit/ResultFiles.h"
 #include "cluster/submit/ShellQuote.h"
 #include "core/util/AtomicFile.h"
@@ -42,7 +39,7 @@ json benchConfig(const PipelineBenchOptions& o, int64_t patch) {
           {"loader", {{"workers", 0}}}};
 }
 
-// One measured job: mpirun -np ranks medseg-worker --mode model ... in `folder`; returns `resultFile`.
+// One measured job, ranks of medseg-worker --mode model under mpirun here, in `folder`; returns `resultFile`.
 json runJob(const PipelineBenchOptions& o, int ranks, const fs::path& folder, const json& config, std::vector<std::string> args,
             const std::string& resultFile, Reporter& reporter) {
   throwIfInterrupted("pipeline benchmark");
@@ -51,23 +48,15 @@ json runJob(const PipelineBenchOptions& o, int ranks, const fs::path& folder, co
   writeFileAtomically(folder / "config.json", config.dump(2) + "\n");
   cluster::BackendOptions backend;
   backend.workerProgram = o.worker;
-  std::vector<std::string> argv{o.mpirun, "-np", std::to_string(ranks), "--oversubscribe"};
-  if (::geteuid() == 0) argv.push_back("--allow-run-as-root");
-  argv.insert(argv.end(), {cluster::resolveWorkerProgram(backend), "--run-dir", folder.string(), "--mode", "model", "--config",
-                           (folder / "config.json").string()});
-  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<std::string> worker{cluster::resolveWorkerProgram(backend), "--run-dir", folder.string(), "--mode", "model", "--config",
+                                  (folder / "config.json").string()};
+  worker.insert(worker.end(), args.begin(), args.end());
+  const auto argv = cluster::mpirunArgv({o.mpirun, ranks, "", true, worker});
   if (reporter.json())
     reporter.emit({{"event", "log"}, {"message", cluster::shellJoin(argv)}});
   else
     reporter.log(folder.filename().string() + ": " + std::to_string(ranks) + " rank(s) ...");
-  cluster::SpawnOptions spawn;
-  spawn.stdoutFile = folder / "logs" / "launcher.out";
-  spawn.stderrFile = folder / "logs" / "launcher.err";
-  spawn.environment = cluster::mpiRootEnvironment();
-  const cluster::ProcessResult result = cluster::waitProcess(cluster::spawnProcess(argv, spawn));
-  if (result.exitCode != 0)
-    throw std::runtime_error(folder.filename().string() + " failed (exit " + std::to_string(result.exitCode) + "); see " +
-                             (folder / "logs" / "launcher.err").string());
+  cluster::runLocalJob(argv, folder, folder.filename().string());
   return cluster::readResultJson(folder, resultFile);
 }
 

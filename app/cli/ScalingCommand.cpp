@@ -2,8 +2,6 @@
 // mpirun + medseg-worker, measures time per step (data: compute vs communication from the ranks'
 // timings) or the search makespan (experiment), and prints the measured efficiency next to the
 // performance model's prediction; writes scaling.csv, scaling.json and scaling.svg.
-#include <unistd.h>
-
 #include <iostream>
 #include <sstream>
 
@@ -11,9 +9,7 @@
 #include "cluster/scaling/PerformanceModel.h"
 #include "cluster/scaling/ScalingReport.h"
 #include "cluster/search/ResultsJournal.h"
-#include "cluster/submit/Backend.h"
 #include "cluster/submit/LocalBackend.h"
-#include "cluster/submit/Process.h"
 #include "cluster/submit/ResultFiles.h"
 #include "cluster/submit/ShellQuote.h"
 #include "core/util/Interrupt.h"
@@ -36,28 +32,27 @@ struct ScalingOptions {
   double timeoutMinutes = 30.0;
 };
 
-// One measured run: mpirun -np ranks medseg-worker ... into folder; returns its metrics.json.
-nlohmann::json runOnce(const ScalingOptions& o, const std::string& mode, int ranks, const fs::path& folder, Reporter& reporter) {
+// One measured run, launched as the local back-end launches a submitted one, into folder (which
+// holds a copy of the config, as a run folder does); returns its metrics.json.
+nlohmann::json runOnce(const ScalingOptions& o, RunMode mode, int ranks, const fs::path& folder, Reporter& reporter) {
   if (fs::exists(folder))
     throw InputError(folder.string() + " already exists; remove it or choose another --out (measurements need fresh folders)");
+  RunSpec spec;
+  spec.mode = mode;
+  spec.ranks = ranks;
+  spec.configPath = o.config;
+  spec.dataPath = o.data;
+  for (const auto& assignment : o.overrides) spec.extraArgs.insert(spec.extraArgs.end(), {"--set", assignment});
   fs::create_directories(folder / "logs");
+  fs::copy_file(o.config, runConfigPath(spec, folder));
   BackendOptions backend;
   backend.workerProgram = o.worker;
-  std::vector<std::string> argv{o.mpirun, "-np", std::to_string(ranks), "--oversubscribe"};
-  if (::geteuid() == 0) argv.push_back("--allow-run-as-root");
-  argv.insert(argv.end(), {resolveWorkerProgram(backend), "--run-dir", folder.string(), "--mode", mode, "--config", o.config});
-  if (!o.data.empty()) argv.insert(argv.end(), {"--data", o.data});
-  for (const auto& assignment : o.overrides) argv.insert(argv.end(), {"--set", assignment});
-  reporter.emit({{"event", "log"}, {"message", mode + " x " + std::to_string(ranks) + ": " + shellJoin(argv)}});
-  if (!reporter.json()) reporter.log(mode + " with " + std::to_string(ranks) + " ranks ...");
-  SpawnOptions spawn;
-  spawn.stdoutFile = folder / "logs" / "launcher.out";
-  spawn.stderrFile = folder / "logs" / "launcher.err";
-  spawn.environment = mpiRootEnvironment();
-  const ProcessResult result = waitProcess(spawnProcess(argv, spawn));
-  if (result.exitCode != 0)
-    throw std::runtime_error(mode + " run with " + std::to_string(ranks) + " ranks failed (exit " +
-                             std::to_string(result.exitCode) + "); see " + (folder / "logs" / "launcher.err").string());
+  backend.mpirunProgram = o.mpirun;
+  const auto argv = LocalBackend(backend).plan(spec, folder).argv;
+  const std::string what = toString(mode) + " run with " + std::to_string(ranks) + " ranks";
+  reporter.emit({{"event", "log"}, {"message", toString(mode) + " x " + std::to_string(ranks) + ": " + shellJoin(argv)}});
+  if (!reporter.json()) reporter.log(what + " ...");
+  runLocalJob(argv, folder, what);
   return readResultJson(folder, "metrics.json");
 }
 
@@ -84,7 +79,7 @@ int runScaling(const ScalingOptions& o, CliContext& context) {
     model.intraNode = intra;
     model.interNode = inter;
     for (int ranks : sizes) {
-      const auto metrics = runOnce(absolute, "data", ranks, out / ("data-" + std::to_string(ranks)), reporter);
+      const auto metrics = runOnce(absolute, RunMode::Data, ranks, out / ("data-" + std::to_string(ranks)), reporter);
       ScalingRow row;
       row.mode = "data";
       row.workers = ranks;
@@ -109,7 +104,7 @@ int runScaling(const ScalingOptions& o, CliContext& context) {
     for (int workers : sizes) {
       const fs::path folder = out / ("experiment-" + std::to_string(workers));
       // One coordinator rank plus `workers` trial workers.
-      const auto metrics = runOnce(absolute, "experiment", workers + 1, folder, reporter);
+      const auto metrics = runOnce(absolute, RunMode::Experiment, workers + 1, folder, reporter);
       ScalingRow row;
       row.mode = "experiment";
       row.workers = workers;

@@ -1,24 +1,35 @@
 #include "cluster/submit/LocalBackend.h"
 
 #include <signal.h>
-#include <unistd.h>
 
 #include "cluster/submit/Process.h"
 #include "core/util/Interrupt.h"
 
 namespace medseg::cluster {
 
-std::vector<std::string> mpiRootEnvironment() {
-  if (::geteuid() != 0) return {};
-  return {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"};
+namespace {
+
+// The launcher's output in folder/logs, with the environment mpirun needs here.
+SpawnOptions localLauncher(const std::filesystem::path& folder) {
+  SpawnOptions spawn;
+  spawn.stdoutFile = folder / "logs" / "launcher.out";
+  spawn.stderrFile = folder / "logs" / "launcher.err";
+  spawn.environment = mpiRootEnvironment();
+  return spawn;
+}
+
+}  // namespace
+
+void runLocalJob(const std::vector<std::string>& argv, const std::filesystem::path& folder, const std::string& what) {
+  const SpawnOptions spawn = localLauncher(folder);
+  const ProcessResult result = waitProcess(spawnProcess(argv, spawn));
+  if (result.exitCode != 0)
+    throw std::runtime_error(what + " failed (exit " + std::to_string(result.exitCode) + "); see " + spawn.stderrFile.string());
 }
 
 LaunchPlan LocalBackend::plan(const RunSpec& spec, const std::filesystem::path& runDir) const {
   LaunchPlan plan;
-  plan.argv = {options_.mpirunProgram, "-np", std::to_string(spec.ranks), "--oversubscribe"};
-  if (::geteuid() == 0) plan.argv.push_back("--allow-run-as-root");
-  const auto worker = workerArgv(spec, runDir, options_);
-  plan.argv.insert(plan.argv.end(), worker.begin(), worker.end());
+  plan.argv = mpirunArgv({options_.mpirunProgram, spec.ranks, "", true, workerArgv(spec, runDir, options_)});
   return plan;
 }
 
@@ -37,12 +48,9 @@ void LocalBackend::preflight(const RunSpec& spec) {
 
 RunState LocalBackend::submit(RunDirectory& run) {
   const LaunchPlan launch = plan(run.spec(), run.path());
-  SpawnOptions spawn;
-  spawn.stdoutFile = run.logsDir() / "launcher.out";
-  spawn.stderrFile = run.logsDir() / "launcher.err";
+  SpawnOptions spawn = localLauncher(run.path());
   spawn.workingDirectory = run.path();
   spawn.newSession = true;
-  spawn.environment = mpiRootEnvironment();
   pid_t pid = -1;
   try {
     pid = spawnProcess(launch.argv, spawn);

@@ -4,6 +4,7 @@
 // worker's rank 0 marks the run running/finished/failed, maybe before submit() records the pid;
 // poll() notices a launcher that died without saying so.
 #include "cluster/submit/Backend.h"
+#include "cluster/submit/MpiLaunch.h"
 
 namespace medseg::cluster {
 
@@ -22,7 +23,10 @@ class LocalBackend : public Backend {
   int wait(RunDirectory& run);
 };
 
-// Environment that lets Open MPI run as root (containers, CI), added only when we are root.
-std::vector<std::string> mpiRootEnvironment();
+// Runs an mpirun command (mpirunArgv, onThisMachine) here in the foreground to its end, for the
+// measurements that need each result before the next run (`medseg scaling`, `medseg bench
+// --pipeline`): Open MPI's root environment, output in folder/logs/launcher.out|err, and Ctrl-C
+// reaches mpirun together with us. Throws std::runtime_error naming `what` and the log on failure.
+void runLocalJob(const std::vector<std::string>& argv, const std::filesystem::path& folder, const std::string& what);
 
 }  // namespace medseg::cluster

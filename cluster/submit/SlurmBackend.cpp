@@ -4,6 +4,7 @@
 #include <cctype>
 #include <sstream>
 
+#include "cluster/submit/MpiLaunch.h"
 #include "cluster/submit/Process.h"
 #include "cluster/submit/ShellQuote.h"
 #include "core/util/AtomicFile.h"
@@ -116,9 +117,7 @@ LaunchPlan SlurmBackend::plan(const RunSpec& spec, const std::filesystem::path& 
   if (!spec.partition.empty()) optional += "#SBATCH --partition=" + spec.partition + "\n";
   if (!spec.account.empty()) optional += "#SBATCH --account=" + spec.account + "\n";
   if (spec.gpusPerNode > 0) optional += "#SBATCH --gpus-per-node=" + std::to_string(spec.gpusPerNode) + "\n";
-  std::vector<std::string> launch{options_.mpirunProgram, "-np", std::to_string(spec.ranks)};
-  const auto worker = workerArgv(spec, runDir, options_);
-  launch.insert(launch.end(), worker.begin(), worker.end());
+  const auto launch = mpirunArgv({options_.mpirunProgram, spec.ranks, "", false, workerArgv(spec, runDir, options_)});
 
   LaunchPlan plan;
   plan.scriptPath = runDir / "job.sbatch";
@@ -137,6 +136,9 @@ LaunchPlan SlurmBackend::plan(const RunSpec& spec, const std::filesystem::path& 
                "--chdir=" + runDir.string(),
                "--output=" + logs + "/slurm-%j.out",
                "--error=" + logs + "/slurm-%j.err",
+               // SIGUSR1 to the batch script 2 minutes before the time limit: every rank saves the
+               // step it is at and exits 130 (the script's trap passes it on through mpirun).
+               "--signal=B:USR1@120",
                plan.scriptPath.string()};
   return plan;
 }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "cluster/submit/MpiLaunch.h"
 #include "cluster/submit/ShellQuote.h"
 #include "core/util/Interrupt.h"
 
@@ -127,9 +128,7 @@ void SshBackend::preflight(const RunSpec& spec) {
 LaunchPlan SshBackend::plan(const RunSpec& spec, const std::filesystem::path& runDir) const {
   spec.validate();
   validateOptions();
-  std::vector<std::string> mpirun{options_.mpirunProgram, "--hostfile", options_.hostfile, "-np", std::to_string(spec.ranks)};
-  const auto worker = workerArgv(spec, runDir, options_);
-  mpirun.insert(mpirun.end(), worker.begin(), worker.end());
+  const auto mpirun = mpirunArgv({options_.mpirunProgram, spec.ranks, options_.hostfile, false, workerArgv(spec, runDir, options_)});
   const auto logs = runDir / "logs";
   LaunchPlan plan;
   // Only the operators (&&, { }, >, 2>, <, &) and `echo $!` are shell syntax; every value is quoted,
