@@ -37,8 +37,7 @@ if(NOT MEDSEG_WITH_CUDA STREQUAL "OFF")
 endif()
 message(STATUS "MedSeg: CUDA code paths ${MEDSEG_HAVE_CUDA}, NCCL ${MEDSEG_HAVE_NCCL}, MPI ${MPI_CXX_FOUND}, GUI ${MEDSEG_BUILD_GUI}")
 
-# Qt Core serves the plugin system in every build; widgets only in the studio.
-find_package(Qt6 REQUIRED COMPONENTS Core)
+# Qt only in the studio.
 if(MEDSEG_BUILD_GUI)
   find_package(Qt6 REQUIRED COMPONENTS Core Gui Widgets OpenGL OpenGLWidgets Charts Test Concurrent)
   # Debian's VTK Qt module targets Qt 5, so VTK is embedded through our own QOpenGLWidget bridge.

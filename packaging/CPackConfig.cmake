@@ -1,7 +1,6 @@
 # `cpack -G DEB` in the build folder makes an installable .deb (packaging/test-deb.sh checks it):
 #   /usr/bin                     medseg, medseg-worker, medseg-studio (GUI builds)
 #   /usr/lib                     libmedseg_*.so (found by the programs through RPATH $ORIGIN/../lib)
-#   /usr/lib/medseg/plugins      plugins (found relative to the program, see core/plugin/PluginManager)
 #   /usr/share/medseg            configs/, benchmarks/, slurm/ and apptainer/ templates
 #   /usr/share/applications      medseg-studio.desktop, with its icon in share/icons/hicolor
 # Depends is computed by dpkg-shlibdeps from the linked Debian libraries (libtorch1.13, ITK, Qt 6,

@@ -1,6 +1,6 @@
-// `medseg infer --model MODEL --input INPUT --out PATH`: segments images with a trained model,
-// through an inference engine plugin (--engine, default unet3d). The planning, the per-case loop and
-// its events live in core/infer/InferenceJob (shared with the plugins); this file is the command line.
+// `medseg infer --model MODEL --input INPUT --out PATH`: segments images with a trained model. The
+// planning, the per-case loop and its events live in core/infer/InferenceJob; this file is the
+// command line.
 //
 // MODEL: a MedSeg checkpoint (best.pt / checkpoint.pt from `medseg train`) or a TorchScript file
 // (described by MODEL.json, or by --classes / --regions / --modalities).
@@ -22,24 +22,16 @@
 #include <iostream>
 
 #include "app/cli/CommandRegistry.h"
-#include "app/cli/Engines.h"
+#include "core/infer/InferenceJob.h"
 #include "core/infer/InferenceOptions.h"
 #include "core/util/Interrupt.h"
 
 namespace medseg::cli {
 namespace {
 
-int runInfer(const InferenceOptions& o, const std::string& engineId, CliContext& context) {
-  o.validate();  // option mistakes before plugins are loaded
-  PluginManager plugins;
-  plugins.loadAll();
-  InferenceInterface& engine = inferenceEngine(plugins, engineId);
-  InferRequest request;
-  request.model = o.model;
-  request.input = o.input;
-  request.output = o.output;
-  request.options = o.toJson();
-  const nlohmann::json summary = engine.infer(request, context.reporter());
+int runInfer(const InferenceOptions& o, CliContext& context) {
+  o.validate();  // option mistakes before the model is loaded
+  const nlohmann::json summary = runInference(o, context.reporter()).toJson();
   const int64_t failed = summary.value("failed", int64_t{0});
   const int64_t succeeded = summary.value("succeeded", int64_t{0});
   const int code = failed == 0 ? kOk : summary.value("failures_bad_input", false) ? kBadInput : kFailure;
@@ -60,7 +52,6 @@ int runInfer(const InferenceOptions& o, const std::string& engineId, CliContext&
 void addInfer(CLI::App& parent, CliContext& context) {
   auto* cmd = parent.add_subcommand("infer", "Segment images with a trained model (MedSeg checkpoint or TorchScript)");
   auto o = std::make_shared<InferenceOptions>();
-  auto engine = std::make_shared<std::string>(kDefaultEngine);
   auto input = std::make_shared<std::string>();
   auto out = std::make_shared<std::string>();
   auto model = std::make_shared<std::string>();
@@ -83,13 +74,12 @@ void addInfer(CLI::App& parent, CliContext& context) {
   cmd->add_option("--classes", o->classes, "TorchScript without description: class names, comma separated")->delimiter(',');
   cmd->add_flag("--regions", o->regions, "TorchScript without description: outputs are BraTS regions WT,TC,ET");
   cmd->add_option("--modalities", o->modalities, "TorchScript: expected input channels, comma separated")->delimiter(',');
-  cmd->add_option("--engine", *engine, "Inference engine plugin (see `medseg plugins`)")->capture_default_str();
   cmd->callback([=, &context] {
     o->model = *model;
     o->input = *input;
     o->output = *out;
     o->gaussian = !*noGaussian;
-    context.action = [o, engine, &context] { return runInfer(*o, *engine, context); };
+    context.action = [o, &context] { return runInfer(*o, context); };
   });
 }
 

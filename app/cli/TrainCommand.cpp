@@ -1,11 +1,11 @@
-// `medseg train`: trains a model from a YAML/JSON config into a run folder through a training
-// engine plugin (--engine, default unet3d: config.json, checkpoint.pt, best.pt, metrics.jsonl);
-// --resume continues the run in that folder.
+// `medseg train`: trains the 3-D U-Net (core/train/Trainer) from a YAML/JSON config into a run
+// folder (config.json, checkpoint.pt, best.pt, metrics.jsonl); --resume continues the run in that
+// folder with the run's own config.
 #include <iostream>
 #include <sstream>
 
 #include "app/cli/CommandRegistry.h"
-#include "app/cli/Engines.h"
+#include "core/train/Trainer.h"
 #include "core/util/Interrupt.h"
 
 namespace medseg::cli {
@@ -19,7 +19,6 @@ struct TrainOptions {
   std::vector<std::string> overrides;
   double maxMinutes = -1.0;
   int threads = -1;
-  std::string engine = kDefaultEngine;
 };
 
 std::string formatNumber(double value) {
@@ -29,22 +28,34 @@ std::string formatNumber(double value) {
   return s.str();
 }
 
+// --config plus the --set overrides, or on --resume the run's own config from its checkpoint.
+TrainConfig requestedConfig(const TrainOptions& o, Reporter& reporter) {
+  std::vector<std::string> overrides = o.overrides;
+  if (!o.data.empty()) overrides.push_back("data=" + o.data);
+  if (o.maxMinutes >= 0) overrides.push_back("max_minutes=" + std::to_string(o.maxMinutes));
+  if (o.threads >= 0) overrides.push_back("threads=" + std::to_string(o.threads));
+  if (o.resume) {
+    if (!o.config.empty()) reporter.log("resume: the run's own config (from checkpoint.pt) is used; " + o.config + " is ignored");
+    return configForResume(o.out, overrides);
+  }
+  return loadTrainConfig(o.config, overrides);
+}
+
 int runTrain(const TrainOptions& o, CliContext& context) {
   if (!o.resume && o.config.empty()) throw InputError("medseg train needs --config FILE (or --resume to continue a run)");
-  PluginManager plugins;
-  plugins.loadAll();
-  TrainerInterface& engine = trainerEngine(plugins, o.engine);
-  TrainRequest request;
-  request.config = o.config;
-  request.dataset = o.data;
-  request.runDirectory = o.out;
-  request.resume = o.resume;
-  request.overrides = o.overrides;
-  if (o.maxMinutes >= 0) request.overrides.push_back("max_minutes=" + std::to_string(o.maxMinutes));
-  if (o.threads >= 0) request.overrides.push_back("threads=" + std::to_string(o.threads));
   auto& reporter = context.reporter();
-  const TrainOutcome outcome = engine.train(request, reporter);
-  const nlohmann::json& r = outcome.summary;
+  TrainerOptions options;
+  options.runDir = o.out;
+  options.resume = o.resume;
+  bool announced = false;
+  options.onStep = [&](const StepStats& stats) {
+    if (announced) return;
+    announced = true;
+    reporter.log("first step: " + formatNumber(stats.seconds) + " s, " + formatNumber(stats.voxelsPerSecond()) + " voxels/s");
+  };
+  Trainer trainer(requestedConfig(o, reporter), options, reporter);
+  const TrainResult result = trainer.run();
+  const nlohmann::json r = result.toJson();
   if (reporter.json()) {
     nlohmann::json event = r;
     event["event"] = "result";
@@ -52,14 +63,12 @@ int runTrain(const TrainOptions& o, CliContext& context) {
     reporter.emit(event);
     return kOk;
   }
-  // The engine's summary: the unet3d fields (TrainResult::toJson), shown when present.
   auto number = [&r](const char* key) -> std::string {
     if (!r.contains(key) || !r[key].is_number()) return "n/a";
     return r[key].is_number_integer() ? std::to_string(r[key].get<int64_t>()) : formatNumber(r[key].get<double>());
   };
   const double bestDice = r.value("best_wt_dice", -1.0);
-  std::cout << "engine          " << r.value("engine", o.engine) << '\n'
-            << "run folder      " << r.value("run_dir", o.out) << '\n'
+  std::cout << "run folder      " << r.value("run_dir", o.out) << '\n'
             << "parameters      " << number("parameters") << '\n'
             << "FLOPs/voxel     " << number("flops_per_voxel") << " (forward)\n"
             << "steps           " << number("steps") << " / " << number("total_steps")
@@ -70,7 +79,7 @@ int runTrain(const TrainOptions& o, CliContext& context) {
             << "data wait       " << (r.contains("data_wait_fraction") ? formatNumber(100.0 * r["data_wait_fraction"].get<double>()) : "n/a")
             << " %\n"
             << "time            " << number("seconds") << " s\n"
-            << "best checkpoint " << outcome.bestCheckpoint.string() << '\n';
+            << "best checkpoint " << result.bestCheckpoint.string() << '\n';
   return kOk;
 }
 
@@ -86,7 +95,6 @@ void addTrain(CLI::App& parent, CliContext& context) {
   cmd->add_option("--max-minutes", opts->maxMinutes, "Wall-clock budget; stops cleanly, validates and saves")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--threads", opts->threads, "CPU threads for torch (0 = all cores)")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--engine", opts->engine, "Training engine plugin (see `medseg plugins`)")->capture_default_str();
   cmd->callback([opts, &context] { context.action = [opts, &context] { return runTrain(*opts, context); }; });
 }
 

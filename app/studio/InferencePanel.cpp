@@ -1,7 +1,6 @@
 #include "app/studio/InferencePanel.h"
 
 #include <QCheckBox>
-#include <QComboBox>
 #include <QDir>
 #include <QDoubleSpinBox>
 #include <QFileDialog>
@@ -19,7 +18,6 @@
 #include <QVBoxLayout>
 #include <exception>
 
-#include "app/studio/EngineCatalog.h"
 #include "app/studio/MedsegProcess.h"
 #include "app/studio/PanelWidgets.h"
 #include "app/studio/ViewerDocument.h"
@@ -27,11 +25,9 @@
 
 namespace medseg::studio {
 
-InferencePanel::InferencePanel(ViewerDocument& document, EngineCatalog& engines, QWidget* parent)
+InferencePanel::InferencePanel(ViewerDocument& document, QWidget* parent)
     : QWidget(parent),
       document_(document),
-      engines_(engines),
-      engine_(new QComboBox(this)),
       model_(new QLineEdit(this)),
       wholeVolume_(new QCheckBox(tr("Whole volume (one pass, no windows)"), this)),
       mirror_(new QCheckBox(tr("Mirror test-time augmentation"), this)),
@@ -43,16 +39,13 @@ InferencePanel::InferencePanel(ViewerDocument& document, EngineCatalog& engines,
       status_(new QLabel(tr("choose a model (best.pt of a training run)"), this)),
       process_(new MedsegProcess(this)) {
   setObjectName("inferencePanel");
-  engine_->setObjectName("inferenceEngine");
   runButton_->setObjectName("inferenceRun");
   saveButton_->setObjectName("inferenceSave");
-  fillEngineCombo(engine_, {}, "unet3d", tr("engines not listed yet"));
   model_->setPlaceholderText(tr("best.pt, checkpoint.pt or a TorchScript .pt with its .json"));
   overlap_->setRange(0.0, 0.9);
   overlap_->setSingleStep(0.125);
   overlap_->setValue(0.5);
   auto* form = new QFormLayout;
-  form->addRow(tr("Engine"), engine_);
   form->addRow(tr("Model"), withBrowseButton(model_, false, tr("Models (*.pt *.pth);;All files (*)"), this));
   form->addRow(tr("Window overlap"), overlap_);
   form->addRow(QString(), wholeVolume_);
@@ -73,9 +66,6 @@ InferencePanel::InferencePanel(ViewerDocument& document, EngineCatalog& engines,
   stopButton_->setEnabled(false);
   saveButton_->setEnabled(document_.hasLabels());
 
-  connect(&engines_, &EngineCatalog::changed, this, [this] {
-    fillEngineCombo(engine_, engines_.inferenceEngines(), "unet3d", engines_.description());
-  });
   connect(&document_, &ViewerDocument::labelsChanged, this, [this] { saveButton_->setEnabled(document_.hasLabels()); });
   connect(runButton_, &QPushButton::clicked, this, &InferencePanel::run);
   connect(stopButton_, &QPushButton::clicked, this, &InferencePanel::stop);
@@ -94,7 +84,7 @@ InferencePanel::InferencePanel(ViewerDocument& document, EngineCatalog& engines,
   });
   connect(process_, &MedsegProcess::finished, this, [this](bool ok, int, const QString& message) {
     if (!ok) return finish(false, message);
-    // The engine names what it wrote; the planned path is the fallback.
+    // `medseg infer` names what it wrote; the planned path is the fallback.
     const QJsonArray cases = lastResult_.value("cases").toArray();
     const QString written = cases.isEmpty() ? QString() : cases.first().toObject().value("output").toString();
     if (!written.isEmpty()) predictionPath_ = written;
@@ -112,17 +102,8 @@ InferencePanel::~InferencePanel() = default;
 
 void InferencePanel::setModel(const QString& checkpoint) { model_->setText(checkpoint); }
 QString InferencePanel::model() const { return model_->text(); }
-void InferencePanel::setEngine(const QString& id) {
-  if (engine_->findText(id) < 0) engine_->addItem(id);
-  engine_->setCurrentText(id);
-}
 bool InferencePanel::isRunning() const { return preparing_ || process_->isRunning(); }
 QString InferencePanel::statusText() const { return status_->text(); }
-
-void InferencePanel::showEvent(QShowEvent* event) {
-  engines_.ensureLoaded();
-  QWidget::showEvent(event);
-}
 
 void InferencePanel::finish(bool ok, const QString& message) {
   preparing_ = false;
@@ -150,7 +131,7 @@ void InferencePanel::run() {
   // The open volume has no image file of its own (built in memory, or a DICOM series): the child
   // reads a NIfTI copy, written off the UI thread from a snapshot of the volume.
   preparing_ = true;
-  status_->setText(tr("writing the open volume for the engine…"));
+  status_->setText(tr("writing the open volume for `medseg infer`…"));
   const QString input = QDir(workDir_->path()).filePath("input.nii.gz");
   auto snapshot = std::make_shared<ImageVolume>(document_.image());
   auto failure = std::make_shared<QString>();
@@ -173,8 +154,7 @@ void InferencePanel::run() {
 }
 
 void InferencePanel::startProcess(const QString& input) {
-  QStringList arguments{"infer", "--engine", engine_->currentText(), "--model", model_->text(),
-                        "--input", input, "--out", predictionPath_};
+  QStringList arguments{"infer", "--model", model_->text(), "--input", input, "--out", predictionPath_};
   arguments << "--overlap" << QString::number(overlap_->value());
   if (wholeVolume_->isChecked()) arguments << "--whole-volume";
   if (mirror_->isChecked()) arguments << "--tta";

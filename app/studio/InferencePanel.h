@@ -1,5 +1,5 @@
 #pragma once
-// Segment the open image with a trained model: pick the engine and the model, run `medseg infer` as
+// Segment the open image with a trained model: pick the model, run `medseg infer` as
 // a child process on the image's file (or on a temporary copy of the open volume when it has no
 // readable file), follow its progress, show the predicted mask as the overlay, and save the mask.
 #include <QJsonObject>
@@ -8,7 +8,6 @@
 #include <memory>
 
 class QCheckBox;
-class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
 class QLineEdit;
@@ -17,19 +16,16 @@ class QPushButton;
 
 namespace medseg::studio {
 
-class EngineCatalog;
 class MedsegProcess;
 class ViewerDocument;
 
 class InferencePanel : public QWidget {
   Q_OBJECT
  public:
-  InferencePanel(ViewerDocument& document, EngineCatalog& engines, QWidget* parent = nullptr);
+  InferencePanel(ViewerDocument& document, QWidget* parent = nullptr);
   ~InferencePanel() override;
   void setModel(const QString& checkpoint);
   QString model() const;
-  void setEngine(const QString& id);
-  QComboBox* engineBox() const { return engine_; }
   QProgressBar* progressBar() const { return progress_; }
   bool isRunning() const;
   QString statusText() const;
@@ -45,17 +41,12 @@ class InferencePanel : public QWidget {
  Q_SIGNALS:
   void inferenceFinished(bool success, const QString& message);
 
- protected:
-  void showEvent(QShowEvent* event) override;
-
  private:
   void startProcess(const QString& input);
   void finish(bool ok, const QString& message);
   void chooseAndSaveMask();
 
   ViewerDocument& document_;
-  EngineCatalog& engines_;
-  QComboBox* engine_;
   QLineEdit* model_;
   QCheckBox* wholeVolume_;
   QCheckBox* mirror_;

@@ -19,7 +19,6 @@
 #include <QToolBar>
 
 #include "app/studio/ClusterPanel.h"
-#include "app/studio/EngineCatalog.h"
 #include "app/studio/InferencePanel.h"
 #include "app/studio/LabelPanel.h"
 #include "app/studio/SliceView.h"
@@ -70,10 +69,9 @@ MainWindow::MainWindow(QWidget* parent)
   for (SliceView* view : sliceViews_) connect(view, &SliceView::hovered, readout_, &QLabel::setText);
   statusBar()->addWidget(readout_, 1);
 
-  engines_ = new EngineCatalog(this);
   labelPanel_ = new LabelPanel(*document_, this);
-  trainingPanel_ = new TrainingPanel(*engines_, this);
-  inferencePanel_ = new InferencePanel(*document_, *engines_, this);
+  trainingPanel_ = new TrainingPanel(this);
+  inferencePanel_ = new InferencePanel(*document_, this);
   clusterPanel_ = new ClusterPanel(*document_, this);
   auto addDock = [this](QWidget* panel, const QString& title) {
     auto* dock = new QDockWidget(title, this);

@@ -17,7 +17,6 @@ class LabelPanel;
 class TrainingPanel;
 class InferencePanel;
 class ClusterPanel;
-class EngineCatalog;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -31,7 +30,6 @@ class MainWindow : public QMainWindow {
   TrainingPanel* trainingPanel() const { return trainingPanel_; }
   InferencePanel* inferencePanel() const { return inferencePanel_; }
   ClusterPanel* clusterPanel() const { return clusterPanel_; }
-  EngineCatalog* engineCatalog() const { return engines_; }
   // The dock holding `panel` (for raising it and for screenshots); nullptr for other widgets.
   QDockWidget* dockOf(QWidget* panel) const;
 
@@ -57,7 +55,6 @@ class MainWindow : public QMainWindow {
   TrainingPanel* trainingPanel_;
   InferencePanel* inferencePanel_;
   ClusterPanel* clusterPanel_;
-  EngineCatalog* engines_;
   QComboBox* channelBox_;
   QLabel* readout_;
   QMenu* recentMenu_ = nullptr;

@@ -1,7 +1,6 @@
 #include "app/studio/TrainingPanel.h"
 
 #include <QCheckBox>
-#include <QComboBox>
 #include <QDir>
 #include <QFileInfo>
 #include <QFormLayout>
@@ -14,17 +13,14 @@
 #include <QPushButton>
 #include <QVBoxLayout>
 
-#include "app/studio/EngineCatalog.h"
 #include "app/studio/MedsegProcess.h"
 #include "app/studio/PanelWidgets.h"
 #include "app/studio/TrainingCurves.h"
 
 namespace medseg::studio {
 
-TrainingPanel::TrainingPanel(EngineCatalog& engines, QWidget* parent)
+TrainingPanel::TrainingPanel(QWidget* parent)
     : QWidget(parent),
-      engines_(engines),
-      engine_(new QComboBox(this)),
       dataset_(new QLineEdit(this)),
       config_(new QLineEdit(this)),
       runDirectory_(new QLineEdit(QDir::home().filePath("medseg-runs/studio"), this)),
@@ -38,14 +34,11 @@ TrainingPanel::TrainingPanel(EngineCatalog& engines, QWidget* parent)
       curves_(new TrainingCurves(this)),
       process_(new MedsegProcess(this)) {
   setObjectName("trainingPanel");
-  engine_->setObjectName("trainingEngine");
   startButton_->setObjectName("trainingStart");
   stopButton_->setObjectName("trainingStop");
-  fillEngineCombo(engine_, {}, "unet3d", tr("engines not listed yet"));
   dataset_->setPlaceholderText(tr("data-set folder with dataset.json"));
   config_->setPlaceholderText(tr("YAML or JSON config, e.g. resources/configs/brats-synth-small.yaml"));
   auto* form = new QFormLayout;
-  form->addRow(tr("Engine"), engine_);
   form->addRow(tr("Data set"), withBrowseButton(dataset_, true, QString(), this));
   form->addRow(tr("Config"), withBrowseButton(config_, false, tr("Configs (*.yaml *.yml *.json);;All files (*)"), this));
   form->addRow(tr("Run folder"), withBrowseButton(runDirectory_, true, QString(), this));
@@ -69,9 +62,6 @@ TrainingPanel::TrainingPanel(EngineCatalog& engines, QWidget* parent)
   progress_->setValue(0);
   stopButton_->setEnabled(false);
 
-  connect(&engines_, &EngineCatalog::changed, this, [this] {
-    fillEngineCombo(engine_, engines_.trainers(), "unet3d", engines_.description());
-  });
   connect(startButton_, &QPushButton::clicked, this, &TrainingPanel::start);
   connect(stopButton_, &QPushButton::clicked, this, &TrainingPanel::stop);
   connect(process_, &MedsegProcess::event, this, &TrainingPanel::onEvent);
@@ -94,18 +84,9 @@ TrainingPanel::TrainingPanel(EngineCatalog& engines, QWidget* parent)
 void TrainingPanel::setDataset(const QString& directory) { dataset_->setText(directory); }
 void TrainingPanel::setConfig(const QString& file) { config_->setText(file); }
 void TrainingPanel::setRunDirectory(const QString& directory) { runDirectory_->setText(directory); }
-void TrainingPanel::setEngine(const QString& id) {
-  if (engine_->findText(id) < 0) engine_->addItem(id);
-  engine_->setCurrentText(id);
-}
 bool TrainingPanel::isRunning() const { return process_->isRunning(); }
 QString TrainingPanel::etaText() const { return eta_->text(); }
 QString TrainingPanel::statusText() const { return status_->text(); }
-
-void TrainingPanel::showEvent(QShowEvent* event) {
-  engines_.ensureLoaded();
-  QWidget::showEvent(event);
-}
 
 void TrainingPanel::fail(const QString& message) {
   status_->setText(message);
@@ -121,7 +102,7 @@ void TrainingPanel::start() {
       return fail(tr("choose a data-set folder (one with a dataset.json)"));
     if (!QFileInfo(config_->text()).isFile()) return fail(tr("choose a training config file"));
   }
-  QStringList arguments{"train", "--engine", engine_->currentText(), "--out", runDirectory};
+  QStringList arguments{"train", "--out", runDirectory};
   if (!dataset_->text().isEmpty()) arguments << "--data" << dataset_->text();
   if (!config_->text().isEmpty()) arguments << "--config" << config_->text();
   if (resume_->isChecked()) arguments << "--resume";

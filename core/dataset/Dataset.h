@@ -63,7 +63,7 @@ std::string caseIdFromFileName(const std::filesystem::path& file, const std::str
 Dataset loadDataset(const std::filesystem::path& root);
 // Parses `text` as the dataset.json of the data-set folder `root`: what loadDataset does once it has
 // read the file (paths resolve inside root, nnU-Net v2 cases are discovered in root's folders). For
-// dataset.json text that arrives other than as a file (plugins, the fuzz harnesses). DatasetError.
+// dataset.json text that arrives other than as a file (the fuzz harnesses). DatasetError.
 Dataset datasetFromJson(const std::string& text, const std::filesystem::path& root);
 
 // `relative` as named in dataset.json, resolved inside `root` (MSD paths start with "./"), returned

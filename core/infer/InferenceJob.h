@@ -1,7 +1,7 @@
 #pragma once
 // One inference job end to end: plans the cases (InferencePlan.h), loads the model once, segments
 // every case and writes its label map (and probabilities) atomically, the probabilities first, so a
-// label map that exists is complete. Shared by `medseg infer` and the inference plugins.
+// label map that exists is complete. What `medseg infer` runs.
 //
 // Reporting through the Reporter: a progress bar per case ("infer [i/n] <case>"); in JSON mode one
 // "metric" event (kind "infer-case") per segmented case, in human mode one log line per case (time,

@@ -1,16 +1,13 @@
 #pragma once
 // Everything one inference job is told: the model, what to segment, where to write, and how
 // (window size and overlap, test-time augmentation, device, which cases of a data set, TorchScript
-// description overrides). `medseg infer` fills it from its command line; inference plugins from an
-// InferRequest's options object, so both validate the same way.
+// description overrides). `medseg infer` fills it from its command line.
 #include <array>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace medseg {
 
@@ -35,13 +32,6 @@ struct InferenceOptions {
   std::vector<std::string> classes;  // TorchScript without description
   bool regions = false;
   std::vector<std::string> modalities;
-
-  // From an options object with the keys of toJson() (roi, overlap, window_batch, whole_volume, tta,
-  // gaussian, probabilities, threads, device, subset, cases, classes, regions, modalities). Unknown
-  // keys and wrong types are InputErrors naming the key, so a typo never runs with defaults.
-  static InferenceOptions fromJson(const std::filesystem::path& model, const std::filesystem::path& input,
-                                   const std::filesystem::path& output, const nlohmann::json& options);
-  nlohmann::json toJson() const;  // the options object (without model, input and output)
 
   // InputError naming the option for values out of range or combinations that exclude each other.
   void validate() const;

@@ -23,7 +23,6 @@
 
 #include "app/studio/ClusterPanel.h"
 #include "app/studio/ClusterSubmitForm.h"
-#include "app/studio/EngineCatalog.h"
 #include "app/studio/InferencePanel.h"
 #include "app/studio/MainWindow.h"
 #include "app/studio/ScalingCharts.h"
@@ -117,19 +116,6 @@ class PanelsTest : public QObject {
     QVERIFY(QTest::qWaitForWindowExposed(window_.get()));
   }
 
-  void engineCatalogListsThePlugins() {
-    TrainingPanel* panel = window_->trainingPanel();
-    raise(panel);  // showing a panel asks `medseg --json plugins` once
-    EngineCatalog* catalog = window_->engineCatalog();
-    QTRY_VERIFY_WITH_TIMEOUT(catalog->isLoaded(), 60000);
-    QVERIFY2(catalog->error().isEmpty(), qPrintable(catalog->error()));
-    QVERIFY(catalog->trainers().contains("unet3d"));
-    QVERIFY(catalog->inferenceEngines().contains("unet3d"));
-    QVERIFY(catalog->description().contains("unet3d 1.0.0"));
-    QCOMPARE(panel->engineBox()->currentText(), QString("unet3d"));
-    QVERIFY(window_->inferencePanel()->engineBox()->findText("unet3d") >= 0);
-  }
-
   void trainingPanelTrainsInTheBackground() {
     TrainingPanel* panel = window_->trainingPanel();
     raise(panel);
@@ -148,7 +134,7 @@ class PanelsTest : public QObject {
     QVERIFY2(finished[0][0].toBool(), qPrintable(finished[0][2].toString()));
     bestModel_ = finished[0][1].toString();
     QVERIFY2(QFileInfo(bestModel_).isFile(), qPrintable(bestModel_));
-    QCOMPARE(panel->lastResult().value("engine").toString(), QString("unet3d"));
+    QCOMPARE(panel->lastResult().value("kind").toString(), QString("train"));
     QCOMPARE(panel->lastResult().value("steps").toInt(), 6);
     // Live curves and progress came from the child's JSON lines.
     QVERIFY(panel->curves()->lossPointCount() >= 2);
@@ -198,7 +184,8 @@ class PanelsTest : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 1, 120000);
     QVERIFY2(finished[0][0].toBool(), qPrintable(finished[0][1].toString()));
     QVERIFY(heartbeat.maxGapMs() < 1000);
-    QCOMPARE(panel->lastResult().value("engine").toString(), QString("unet3d"));
+    QCOMPARE(panel->lastResult().value("kind").toString(), QString("infer"));
+    QCOMPARE(panel->lastResult().value("succeeded").toInt(), 1);
     QCOMPARE(panel->progressBar()->value(), panel->progressBar()->maximum());
     // The prediction is the overlay, on the open image's grid, and it has labels.
     const ViewerDocument& document = window_->document();

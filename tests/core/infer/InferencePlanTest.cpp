@@ -1,5 +1,5 @@
-// Inference job planning (inputs -> outputs) and options from JSON: what `medseg infer` and the
-// inference plugins share, checked without loading any model.
+// Inference job planning (inputs -> outputs) and the options `medseg infer` hands to it, checked
+// without loading any model.
 #include <gtest/gtest.h>
 
 #include "core/infer/InferencePlan.h"
@@ -64,34 +64,30 @@ TEST(InferencePlan, RefusesToOverwriteItsInputAndMissingInputs) {
   EXPECT_THROW(planInference(subsetOnImage), InputError);  // --subset applies to data-set folders only
 }
 
-TEST(InferenceOptions, FromJsonReadsEveryKeyAndRefusesUnknownOnes) {
-  const nlohmann::json json = {{"roi", {16, 24, 32}}, {"overlap", 0.25},      {"window_batch", 2},
-                               {"whole_volume", true}, {"tta", true},         {"gaussian", false},
-                               {"probabilities", true}, {"threads", 1},       {"device", "cpu"},
-                               {"subset", "all"},       {"cases", {"c1", "c2"}}, {"modalities", "FLAIR"}};
-  const InferenceOptions o = InferenceOptions::fromJson("m.pt", "in", "out", json);
-  EXPECT_EQ(o.roi, (std::vector<int64_t>{16, 24, 32}));
-  EXPECT_EQ(o.subset, "all");
-  EXPECT_EQ(o.cases.size(), 2u);
-  EXPECT_EQ(o.modalities, std::vector<std::string>{"FLAIR"});
+TEST(InferenceOptions, PredictorOptionsFollowTheFieldsAndRefuseBadValues) {
+  InferenceOptions o = optionsFor("in", "out");
+  o.roi = {16, 24, 32};
+  o.overlap = 0.25;
+  o.gaussian = false;
+  o.tta = o.wholeVolume = o.probabilities = true;
   const PredictorOptions p = o.predictorOptions();
   ASSERT_TRUE(p.roi.has_value());
   EXPECT_EQ((*p.roi)[2], 32);
   EXPECT_DOUBLE_EQ(p.overlap, 0.25);
   EXPECT_FALSE(p.gaussian);
   EXPECT_TRUE(p.mirrorTta && p.wholeVolume && p.probabilities);
-  // Round trip through the JSON the CLI hands to a plugin.
-  const InferenceOptions back = InferenceOptions::fromJson("m.pt", "in", "out", o.toJson());
-  EXPECT_EQ(back.toJson(), o.toJson());
-  EXPECT_EQ(InferenceOptions::fromJson("m.pt", "in", "out", {{"roi", 48}}).predictorOptions().roi->at(1), 48);
+  o.roi = {48};
+  EXPECT_EQ(o.predictorOptions().roi->at(1), 48);
 
-  EXPECT_THROW(InferenceOptions::fromJson("m.pt", "in", "out", {{"overlapp", 0.5}}), InputError);
-  EXPECT_THROW(InferenceOptions::fromJson("m.pt", "in", "out", {{"tta", "yes"}}), InputError);
-  EXPECT_THROW(InferenceOptions::fromJson("m.pt", "in", "out", {{"overlap", 1.0}}).validate(), InputError);
-  EXPECT_THROW(InferenceOptions::fromJson("m.pt", "in", "out", {{"roi", {8, 8}}}).validate(), InputError);
-  EXPECT_THROW(InferenceOptions::fromJson("m.pt", "in", "out", {{"subset", "val"}}).validate(), InputError);
-  EXPECT_THROW(InferenceOptions::fromJson("m.pt", "in", "out", {{"regions", true}, {"classes", {"bg", "t"}}}).validate(),
-               InputError);
+  const auto refused = [](auto change) {
+    InferenceOptions bad = optionsFor("in", "out");
+    change(bad);
+    return bad;
+  };
+  EXPECT_THROW(refused([](InferenceOptions& b) { b.overlap = 1.0; }).validate(), InputError);
+  EXPECT_THROW(refused([](InferenceOptions& b) { b.roi = {8, 8}; }).validate(), InputError);
+  EXPECT_THROW(refused([](InferenceOptions& b) { b.subset = "val"; }).validate(), InputError);
+  EXPECT_THROW(refused([](InferenceOptions& b) { b.regions = true; b.classes = {"bg", "t"}; }).validate(), InputError);
 }
 
 }  // namespace

@@ -1,0 +1,81 @@
+// `medseg infer` with a model `medseg train` just made: a whole data-set folder into a folder (one
+// mask per case, one metric event each), one image into one file with its probabilities, and option
+// mistakes refused as bad input.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/io/ImageIO.h"
+#include "support/TestSupport.h"
+
+namespace medseg {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::vector<json> jsonEvents(const std::string& output) {
+  std::vector<json> events;
+  std::istringstream lines(output);
+  std::string line;
+  while (std::getline(lines, line))
+    if (!line.empty() && line.front() == '{') events.push_back(json::parse(line));
+  return events;
+}
+
+json resultEvent(const std::string& output) {
+  for (const auto& event : jsonEvents(output))
+    if (event.value("event", "") == "result") return event;
+  return json();
+}
+
+std::string tinyConfig() { return std::string(MEDSEG_SOURCE_DIR) + "/resources/configs/tiny-test.yaml"; }
+
+TEST(InferCli, TrainedModelSegmentsADataSetFolderAndOneImage) {
+  test::ScratchDir dir("infer-cli");
+  const fs::path data = dir / "data";
+  ASSERT_EQ(test::runMedseg({"dataset", "synth", "--out", data.string(), "--cases", "4", "--size", "32", "--phantom"})
+                .exitCode, 0);
+  const auto train = test::runMedseg({"--json", "train", "--config", tinyConfig(), "--data",
+                                      data.string(), "--out", (dir / "run").string()});
+  ASSERT_EQ(train.exitCode, 0) << train.output;
+  const json trained = resultEvent(train.output);
+  EXPECT_EQ(trained["steps"], 6) << train.output;
+  const fs::path best = trained["best_checkpoint"].get<std::string>();
+  ASSERT_TRUE(fs::exists(best));
+
+  // A whole data-set folder (training cases) into a folder, and one image into one file.
+  const auto folder = test::runMedseg({"--json", "infer", "--model", best.string(), "--input", data.string(), "--subset",
+                                       "training", "--out", (dir / "masks").string(), "--whole-volume"});
+  ASSERT_EQ(folder.exitCode, 0) << folder.output;
+  const json inferred = resultEvent(folder.output);
+  EXPECT_EQ(inferred["model_kind"], "medseg");
+  EXPECT_EQ(inferred["succeeded"], 4);
+  EXPECT_EQ(inferred["failed"], 0);
+  EXPECT_EQ(inferred["exit_code"], 0);
+  int caseMetrics = 0;
+  for (const auto& event : jsonEvents(folder.output))
+    if (event["event"] == "metric" && event["kind"] == "infer-case") ++caseMetrics;
+  EXPECT_EQ(caseMetrics, 4);
+  for (const auto& c : inferred["cases"]) {
+    const fs::path mask = c["output"].get<std::string>();
+    EXPECT_EQ(mask.parent_path(), dir / "masks");
+    const LabelVolume labels = readLabels(mask);
+    EXPECT_EQ(labels.size, (Size3{32, 32, 32}));
+  }
+  const fs::path image = fs::path(inferred["cases"][0]["output"].get<std::string>()).filename();
+  const auto single = test::runMedseg({"infer", "--model", best.string(), "--input", (data / "imagesTr" / image).string(),
+                                       "--out", (dir / "one.nii.gz").string(), "--roi", "16", "--probabilities"});
+  ASSERT_EQ(single.exitCode, 0) << single.output;
+  EXPECT_NE(single.output.find("1 of 1 case(s) segmented"), std::string::npos) << single.output;
+  EXPECT_TRUE(fs::exists(dir / "one.nii.gz"));
+  EXPECT_TRUE(fs::exists(dir / "one_probabilities.nii.gz"));
+  // Option mistakes are bad input before anything is loaded.
+  EXPECT_EQ(test::runMedseg({"infer", "--model", best.string(), "--input", data.string(), "--out", (dir / "x").string(),
+                             "--overlap", "1.5"}).exitCode, 3);
+}
+
+}  // namespace
+}  // namespace medseg
