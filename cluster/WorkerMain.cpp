@@ -1,7 +1,7 @@
 // medseg-worker: the headless program `mpirun` starts on every rank of a cluster run.
 //   medseg-worker --run-dir DIR --mode data|experiment --config FILE [--data DIR] [--group-size G]
 //                 [--set key=value ...] [--bucket-mb 25] [--no-overlap] [--json]
-// data: one training, data parallel over all ranks (DataParallelTrainer), continuing the run folder's
+// data: one training, data parallel over all ranks (AllreduceStep), continuing the run folder's
 // checkpoint.pt when there is one (a resubmitted or requeued run); experiment: a search,
 // rank 0 coordinating, the others training trials in groups (ExperimentSearch); model: the U-Net
 // split into pipeline stages, one per rank (cluster/pipeline/ModelParallelRun.h), whose training
@@ -16,7 +16,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "cluster/parallel/DataParallelTrainer.h"
+#include "cluster/parallel/AllreduceStep.h"
 #include "cluster/parallel/ExperimentSearch.h"
 #include "cluster/parallel/MpiEnvironment.h"
 #include "cluster/pipeline/ModelParallelRun.h"
@@ -77,7 +77,7 @@ int run(const WorkerOptions& o, const MpiEnvironment& mpi) {
     options.globalRankForLogs = mpi.rank();
     // A run folder holding checkpoint.pt is a run that was cut off (a rank died, the job hit its time
     // limit, Slurm requeued it): continue it. One killed before its first checkpoint starts over.
-    options.resume = !o.fresh && std::filesystem::exists(runDir / "checkpoint.pt");
+    options.resume = o.fresh ? ResumePolicy::Discard : ResumePolicy::ContinueIfSaved;
     summary = trainDataParallel(config, options, reporter).toJson();
   } else if (o.mode == "experiment") {
     ExperimentOptions options;
@@ -168,6 +168,14 @@ int main(int argc, char** argv) {
   installInterruptHandlers();
   try {
     return run(o, mpi);
+  } catch (const Interrupted& stop) {
+    // Every rank agreed on the step and the checkpoint of it is written: a clean stop, not a failure
+    // of the job (a cancelled run keeps its state).
+    if (mpi.rank() == 0) {
+      std::cerr << "medseg-worker: " << stop.what() << "\n";
+      markState(o.runDir, RunState::Failed, {{"message", std::string("interrupted: ") + stop.what()}, {"interrupted", true}});
+    }
+    return 130;
   } catch (const std::exception& error) {
     std::cerr << "medseg-worker rank " << mpi.rank() << ": error: " << error.what() << "\n";
     markState(o.runDir, RunState::Failed, {{"message", std::string("rank ") + std::to_string(mpi.rank()) + ": " + error.what()}});

@@ -6,7 +6,7 @@
 #include <map>
 #include <thread>
 
-#include "cluster/parallel/DataParallelTrainer.h"
+#include "cluster/parallel/AllreduceStep.h"
 #include "cluster/parallel/MpiEnvironment.h"
 #include "cluster/parallel/TrialProcess.h"
 #include "cluster/search/ResultsJournal.h"
@@ -75,7 +75,7 @@ TrialRecord runTrial(const ExperimentOptions& options, const Plan& plan, const j
       dp.onValidation = onRung;
       Reporter quiet(OutputMode::JsonLines);  // trial progress would interleave between workers
       (void)reporter;
-      const DataParallelResult result = trainDataParallel(config, dp, quiet);
+      const TrainResult result = trainDataParallel(config, dp, quiet);
       record.status = result.stoppedEarly ? "stopped" : "finished";
       record.dice = result.wholeTumourDice;
       record.epochs = result.epochs;

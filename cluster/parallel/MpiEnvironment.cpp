@@ -56,5 +56,23 @@ std::string receiveString(int source, int tag, MPI_Comm comm, MPI_Status* status
   return text;
 }
 
+int rankOf(MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  return rank;
+}
+
+int sizeOf(MPI_Comm comm) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  return size;
+}
+
+int maximumOverRanks(int value, MPI_Comm comm) {
+  int agreed = 0;
+  checkMpi(MPI_Allreduce(&value, &agreed, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce (agree)");
+  return agreed;
+}
+
 }  // namespace medseg::cluster
 #endif

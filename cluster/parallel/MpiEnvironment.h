@@ -28,6 +28,11 @@ class MpiEnvironment {
 
 // Checks an MPI return code; throws std::runtime_error with MPI's message.
 void checkMpi(int code, const char* what);
+// This process's rank in comm, and comm's size.
+int rankOf(MPI_Comm comm);
+int sizeOf(MPI_Comm comm);
+// The largest of every rank's `value`, the same answer on all (decisions every rank must share).
+int maximumOverRanks(int value, MPI_Comm comm);
 // Broadcasts a string from root to every rank of comm (length, then bytes).
 std::string broadcastString(const std::string& text, int root, MPI_Comm comm);
 void sendString(const std::string& text, int destination, int tag, MPI_Comm comm);

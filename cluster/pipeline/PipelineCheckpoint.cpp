@@ -26,12 +26,6 @@ fs::path stageFilePath(const fs::path& runDir, int stage, int64_t step) {
   return pipelineCheckpointDir(runDir) / (stageFilePrefix(stage) + std::to_string(step) + ".pt");
 }
 
-int rankOf(MPI_Comm comm) {
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
-  return rank;
-}
-
 // Every buffer of the network (batch-norm statistics): only the local stage's change here, the others
 // keep their initial values on save and load alike, and the set is small.
 std::vector<torch::Tensor> bufferTensors(const UNet3d& network) {

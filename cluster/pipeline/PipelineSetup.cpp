@@ -15,17 +15,6 @@
 namespace medseg::cluster {
 namespace {
 
-int rankOf(MPI_Comm comm) {
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
-  return rank;
-}
-int sizeOf(MPI_Comm comm) {
-  int size = 1;
-  MPI_Comm_size(comm, &size);
-  return size;
-}
-
 int64_t samplesPerMicroBatch(const TrainConfig& config, int64_t microBatches) {
   if (microBatches < 1 || config.batchSize % microBatches != 0)
     throw InputError("--micro-batches " + std::to_string(microBatches) + " must divide batch_size " + std::to_string(config.batchSize));

@@ -45,8 +45,8 @@ Batch BatchFactory::make(int64_t step) const {
   return batch;
 }
 
-DataLoader::DataLoader(BatchFactory factory, const LoaderConfig& config, int64_t firstStep, int64_t endStep)
-    : factory_(std::move(factory)),
+DataLoader::DataLoader(BatchSource source, const LoaderConfig& config, int64_t firstStep, int64_t endStep)
+    : source_(std::move(source)),
       prefetch_(config.prefetch),
       endStep_(endStep),
       nextToDeliver_(firstStep),
@@ -77,7 +77,7 @@ void DataLoader::work() {
       step = nextToClaim_++;
     }
     try {
-      Batch batch = factory_.make(step);
+      Batch batch = source_(step);
       std::lock_guard<std::mutex> lock(mutex_);
       ready_.emplace(step, std::move(batch));
     } catch (...) {
@@ -93,7 +93,7 @@ Batch DataLoader::next() {
   Batch batch;
   if (workers_.empty()) {
     if (nextToDeliver_ >= endStep_) throw std::logic_error("DataLoader::next() called past the last step");
-    batch = factory_.make(nextToDeliver_++);
+    batch = source_(nextToDeliver_++);
   } else {
     std::unique_lock<std::mutex> lock(mutex_);
     if (nextToDeliver_ >= endStep_) throw std::logic_error("DataLoader::next() called past the last step");

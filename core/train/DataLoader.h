@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -39,6 +40,7 @@ class BatchFactory {
  public:
   BatchFactory(std::shared_ptr<const std::vector<TrainingCase>> cases, const TrainConfig& config);
   Batch make(int64_t step) const;
+  Batch operator()(int64_t step) const { return make(step); }  // a BatchFactory is a BatchSource
   const std::vector<int64_t>& patchSize() const { return patch_; }
 
  private:
@@ -52,10 +54,13 @@ class BatchFactory {
   PatchSampler sampler_;
 };
 
+// The batch of any step (thread-safe): a BatchFactory, or a data-parallel rank's shard of it.
+using BatchSource = std::function<Batch(int64_t step)>;
+
 class DataLoader {
  public:
   // Serves steps firstStep .. endStep-1. workers = 0 makes batches synchronously in next().
-  DataLoader(BatchFactory factory, const LoaderConfig& config, int64_t firstStep, int64_t endStep);
+  DataLoader(BatchSource source, const LoaderConfig& config, int64_t firstStep, int64_t endStep);
   ~DataLoader();
   DataLoader(const DataLoader&) = delete;
   DataLoader& operator=(const DataLoader&) = delete;
@@ -66,7 +71,7 @@ class DataLoader {
  private:
   void work();
 
-  BatchFactory factory_;
+  BatchSource source_;
   int64_t prefetch_;
   int64_t endStep_;
   int64_t nextToDeliver_;

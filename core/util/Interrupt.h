@@ -1,5 +1,5 @@
 #pragma once
-// Cooperative stop on Ctrl-C / SIGTERM: the signal only sets a flag; long loops poll it at safe
+// Cooperative stop on Ctrl-C / SIGTERM / SIGUSR1: the signal only sets a flag; long loops poll it at safe
 // points (after a training step, between cases) so they can save a checkpoint and exit cleanly.
 #include <stdexcept>
 
