@@ -25,6 +25,8 @@
 #include "support/TinyData.h"
 #include "core/train/TrainingCheckpoint.h"
 #include "core/util/AtomicFile.h"
+#include "support/FaultSchedule.h"
+#include "support/SpawnedProcess.h"
 #include "support/TestSupport.h"
 
 namespace medseg {
@@ -34,26 +36,11 @@ using namespace std::chrono_literals;
 
 constexpr int64_t kEpochs = 4, kStepsPerEpoch = 5, kTotalSteps = kEpochs * kStepsPerEpoch;
 
-// Starts `medseg ARGS` (no shell) with stdout and stderr on `outputFd`, optionally under a file
-// size limit with SIGXFSZ ignored, so an oversized write() fails with EFBIG as on a full disk.
-pid_t spawnMedseg(const std::vector<std::string>& arguments, int outputFd, rlim_t fileSizeLimit = RLIM_INFINITY) {
-  std::vector<std::string> strings{MEDSEG_BINARY};
-  strings.insert(strings.end(), arguments.begin(), arguments.end());
-  std::vector<char*> argv;
-  for (auto& s : strings) argv.push_back(s.data());
-  argv.push_back(nullptr);
-  const pid_t pid = ::fork();
-  if (pid != 0) return pid;
-  // Child: async-signal-safe calls only until exec.
-  ::dup2(outputFd, STDOUT_FILENO);
-  ::dup2(outputFd, STDERR_FILENO);
-  if (fileSizeLimit != RLIM_INFINITY) {
-    ::signal(SIGXFSZ, SIG_IGN);  // ignored dispositions survive exec
-    const rlimit limit{fileSizeLimit, fileSizeLimit};
-    ::setrlimit(RLIMIT_FSIZE, &limit);
-  }
-  ::execv(argv[0], argv.data());
-  ::_exit(127);
+// `medseg ARGS` (no shell), started by SpawnedProcess.
+std::vector<std::string> medsegCommand(const std::vector<std::string>& arguments) {
+  std::vector<std::string> argv{MEDSEG_BINARY};
+  argv.insert(argv.end(), arguments.begin(), arguments.end());
+  return argv;
 }
 
 std::vector<std::string> trainArguments(const fs::path& data, const fs::path& run, bool resume) {
@@ -78,25 +65,19 @@ std::vector<std::string> trainArguments(const fs::path& data, const fs::path& ru
 test::CommandResult runTrain(const std::vector<std::string>& arguments, rlim_t fileSizeLimit = RLIM_INFINITY) {
   std::array<int, 2> fds{};
   if (::pipe(fds.data()) != 0) throw std::runtime_error("pipe failed");
-  const pid_t pid = spawnMedseg(arguments, fds[1], fileSizeLimit);
+  test::SpawnedProcess medseg(medsegCommand(arguments), fds[1], fileSizeLimit);
   ::close(fds[1]);
   test::CommandResult result;
   std::array<char, 4096> buffer{};
   ssize_t n;
   while ((n = ::read(fds[0], buffer.data(), buffer.size())) > 0) result.output.append(buffer.data(), n);
   ::close(fds[0]);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  result.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.exitCode = medseg.wait();
   return result;
 }
 
-// The step of checkpoint.pt, or -1 while there is none. It is replaced by rename, so a reader sees
-// the old or the new file, never a partial one.
-int64_t checkpointStep(const fs::path& run) {
-  if (!fs::exists(run / "checkpoint.pt")) return -1;
-  return readTrainingState(run / "checkpoint.pt").step;
-}
+using test::checkpointStep;
+using test::metricsOf;
 
 struct KillOutcome {
   bool killed = false;  // false: the run ended by itself before the kill
@@ -107,26 +88,16 @@ struct KillOutcome {
 // next step or checkpoint write) and kills it with SIGKILL.
 KillOutcome runAndKill(const std::vector<std::string>& arguments, const fs::path& run, int64_t killAfterStep,
                        std::chrono::milliseconds delay, const fs::path& logFile) {
-  const int logFd = ::open(logFile.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (logFd < 0) throw std::runtime_error("cannot create " + logFile.string());
-  const pid_t pid = spawnMedseg(arguments, logFd);
-  ::close(logFd);
+  test::LogFile log(logFile);
+  test::SpawnedProcess medseg(medsegCommand(arguments), log.fd());
+  log.close();
   KillOutcome outcome;
-  int status = 0;
-  const auto deadline = std::chrono::steady_clock::now() + 60s;
-  bool exited = false;
-  while (!exited && std::chrono::steady_clock::now() < deadline) {
-    exited = ::waitpid(pid, &status, WNOHANG) == pid;
-    if (!exited && checkpointStep(run) >= killAfterStep) break;
-    std::this_thread::sleep_for(5ms);
-  }
-  if (!exited) {
+  if (medseg.waitUntil([&] { return checkpointStep(run) >= killAfterStep; }, 60s)) {
     std::this_thread::sleep_for(delay);
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, &status, 0);
+    medseg.killGroup(SIGKILL);
   }
-  outcome.killed = WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
-  outcome.log = readTextFile(logFile);
+  outcome.killed = medseg.wait() == 128 + SIGKILL;
+  outcome.log = log.text();
   return outcome;
 }
 
@@ -151,19 +122,6 @@ void expectIdentical(const fs::path& expected, const fs::path& actual) {
     EXPECT_TRUE(torch::equal(a.tensors[i].second, b.tensors[i].second))
         << a.tensors[i].first << " differs between " << expected << " and " << actual;
   }
-}
-
-// What must not change across kills: one record per epoch with identical step, loss and Dice.
-std::vector<nlohmann::json> metricsOf(const fs::path& run) {
-  std::vector<nlohmann::json> records;
-  std::istringstream lines(readTextFile(run / "metrics.jsonl"));
-  std::string line;
-  while (std::getline(lines, line)) {
-    const auto r = nlohmann::json::parse(line);
-    records.push_back({{"epoch", r["epoch"]}, {"step", r["step"]}, {"train_loss", r["train_loss"]},
-                       {"dice", r.value("dice", nlohmann::json())}});
-  }
-  return records;
 }
 
 std::vector<std::string> hiddenFiles(const fs::path& run) {
@@ -200,22 +158,14 @@ class TrainFault : public ::testing::Test {
 std::unique_ptr<test::ScratchDir> TrainFault::scratch_;
 
 TEST_F(TrainFault, SigkillAtRandomPointsThenResumeEndsWithTheUninterruptedWeights) {
-  // A fixed schedule by default (where the kills land still varies with timing); any other with the variable.
-  const char* seedText = std::getenv("MEDSEG_FAULT_SEED");
-  const unsigned seed = seedText ? static_cast<unsigned>(std::strtoul(seedText, nullptr, 10)) : 20240611u;
-  std::cout << "kill schedule seed: " << seed << " (repeat with MEDSEG_FAULT_SEED=" << seed << ")\n";
-  std::mt19937 rng(seed);
-  // Three kills spread over the run, each after a later checkpoint than the one its run resumed from,
-  // with a random delay that lands anywhere in a step, a validation or a checkpoint write.
-  std::uniform_int_distribution<int64_t> gap(1, 4);
-  std::uniform_int_distribution<int> delayMs(0, 80);
+  test::FaultSchedule schedule(20240611u);  // fixed by default; where the kills land still varies with timing
   const fs::path run = folder("killed");
   int64_t killAfter = 0;
   for (int kill = 0; kill < 3; ++kill) {
-    killAfter = std::max(killAfter, checkpointStep(run)) + gap(rng);
-    const auto delay = std::chrono::milliseconds(delayMs(rng));
+    killAfter = schedule.nextKillAfter(killAfter, checkpointStep(run));
+    const auto delay = schedule.nextDelay();
     SCOPED_TRACE("kill " + std::to_string(kill + 1) + " after checkpoint step " + std::to_string(killAfter) + " + " +
-                 std::to_string(delay.count()) + " ms (seed " + std::to_string(seed) + ")");
+                 std::to_string(delay.count()) + " ms (seed " + std::to_string(schedule.seed()) + ")");
     const bool resume = fs::exists(run / "checkpoint.pt");
     const auto outcome = runAndKill(trainArguments(data(), run, resume), run, killAfter, delay,
                                     folder("kill-" + std::to_string(kill) + ".log"));

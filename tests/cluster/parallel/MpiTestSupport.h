@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cluster/submit/MpiLaunch.h"
 #include "cluster/submit/Process.h"
 #include "support/TinyData.h"
 #include "core/util/AtomicFile.h"
@@ -19,18 +20,18 @@ namespace medseg::cluster::test_support {
 
 inline std::filesystem::path workerProgram() { return std::filesystem::path(MEDSEG_BINARY).parent_path() / "medseg-worker"; }
 
-// Open MPI refuses to run as root (containers, CI) unless told it may.
+// The environment the local back-end gives mpirun (run as root in containers and CI), for this
+// test process and what it starts.
 inline void allowMpiAsRoot() {
-  if (::geteuid() != 0) return;
-  setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-  setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+  for (const std::string& assignment : mpiRootEnvironment()) {
+    const auto equals = assignment.find('=');
+    setenv(assignment.substr(0, equals).c_str(), assignment.substr(equals + 1).c_str(), 1);
+  }
 }
 
+// The local back-end's command line (cluster/submit/MpiLaunch.h) for `ranks` medseg-worker ranks.
 inline std::vector<std::string> mpirun(int ranks) {
-  std::vector<std::string> argv{"mpirun", "-np", std::to_string(ranks), "--oversubscribe"};
-  if (::geteuid() == 0) argv.push_back("--allow-run-as-root");
-  argv.push_back(workerProgram().string());
-  return argv;
+  return mpirunArgv({"mpirun", ranks, "", /*onThisMachine=*/true, {workerProgram().string()}});
 }
 
 inline ProcessResult runWorker(int ranks, const std::vector<std::string>& arguments, double timeoutSeconds = 240.0) {
