@@ -64,11 +64,7 @@ int run(const WorkerOptions& o, const MpiEnvironment& mpi) {
   if (mpi.rank() == 0) markState(runDir, RunState::Running, {{"ranks", mpi.size()}});
   nlohmann::json summary;
   if (o.mode == "data") {
-    // A search config trains its base configuration in data mode.
-    nlohmann::json document = readConfigDocument(o.config);
-    document.erase("search");
-    for (const auto& assignment : overrides) applyOverride(document, assignment);
-    TrainConfig config = TrainConfig::fromJson(document);
+    TrainConfig config = loadTrainConfig(o.config, overrides);
     if (config.threads <= 0) config.threads = defaultThreads(mpi);
     DataParallelOptions options;
     options.runDir = runDir;
@@ -90,10 +86,7 @@ int run(const WorkerOptions& o, const MpiEnvironment& mpi) {
     summary = runExperimentSearch(options, reporter).toJson();
     if (mpi.rank() == 0) writeFileAtomically(runDir / "metrics.json", summary.dump(2) + "\n");
   } else if (o.mode == "model") {
-    nlohmann::json document = readConfigDocument(o.config);
-    document.erase("search");
-    for (const auto& assignment : overrides) applyOverride(document, assignment);
-    TrainConfig config = TrainConfig::fromJson(document);
+    TrainConfig config = loadTrainConfig(o.config, overrides);
     if (config.threads <= 0) config.threads = defaultThreads(mpi);
     ModelParallelOptions options = o.model;
     options.runDir = runDir;

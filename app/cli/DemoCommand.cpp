@@ -84,8 +84,7 @@ TrainResult train(const DemoOptions& o, CliContext& context) {
   if (o.maxMinutes >= 0) overrides.push_back("max_minutes=" + std::to_string(o.maxMinutes));
   if (o.threads > 0) overrides.push_back("threads=" + std::to_string(o.threads));
   const bool resume = o.resume && fs::exists(runDir / "checkpoint.pt");
-  TrainConfig config = resume ? configForResume(runDir, overrides)
-                              : loadTrainConfig(o.config.empty() ? findDemoConfig() : o.config, overrides);
+  const TrainConfig config = runConfig(o.config.empty() ? findDemoConfig() : o.config, runDir, resume, overrides);
   say(context, std::string("2/4 training the 3-D U-Net") + (resume ? " (resuming)" : "") + " into " + runDir.string());
   TrainerOptions options;
   options.runDir = runDir;

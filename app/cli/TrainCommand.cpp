@@ -34,11 +34,8 @@ TrainConfig requestedConfig(const TrainOptions& o, Reporter& reporter) {
   if (!o.data.empty()) overrides.push_back("data=" + o.data);
   if (o.maxMinutes >= 0) overrides.push_back("max_minutes=" + std::to_string(o.maxMinutes));
   if (o.threads >= 0) overrides.push_back("threads=" + std::to_string(o.threads));
-  if (o.resume) {
-    if (!o.config.empty()) reporter.log("resume: the run's own config (from checkpoint.pt) is used; " + o.config + " is ignored");
-    return configForResume(o.out, overrides);
-  }
-  return loadTrainConfig(o.config, overrides);
+  if (o.resume && !o.config.empty()) reporter.log("resume: the run's own config (from checkpoint.pt) is used; " + o.config + " is ignored");
+  return runConfig(o.config, o.out, o.resume, overrides);
 }
 
 int runTrain(const TrainOptions& o, CliContext& context) {

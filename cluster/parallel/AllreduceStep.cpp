@@ -5,7 +5,7 @@
 #include <chrono>
 
 #include "cluster/parallel/MpiEnvironment.h"
-#include "core/train/TrainingData.h"
+#include "core/train/TrainingPlan.h"
 #include "core/util/AtomicFile.h"
 
 namespace medseg::cluster {
@@ -126,18 +126,18 @@ nlohmann::json AllreduceStep::finish(const std::filesystem::path& runDir, int64_
           {"compute_seconds", timing["compute_seconds"]}};
 }
 
-TrainResult trainDataParallel(TrainConfig config, const DataParallelOptions& options, Reporter& reporter) {
+TrainResult trainDataParallel(const TrainConfig& config, const DataParallelOptions& options, Reporter& reporter) {
   const auto start = std::chrono::steady_clock::now();
   configureThreads(config);
-  TrainingData data = loadTrainingData(config, reporter, rankOf(options.comm) == 0);
-  AllreduceStep strategy(config, options.comm, options.bucketBytes, options.overlap, options.globalRankForLogs);
+  PlannedTraining planned = planTraining(config, reporter, rankOf(options.comm) == 0);
+  AllreduceStep strategy(planned.plan.config, options.comm, options.bucketBytes, options.overlap, options.globalRankForLogs);
   TrainingRunOptions run;
   run.runDir = options.runDir;
   run.resume = options.resume;
   run.continueHint = "medseg submit --resume " + options.runDir.string();
   run.dataLoadSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   run.onValidation = options.onValidation;
-  return TrainingRun(config, std::move(data), strategy, std::move(run), reporter).run();
+  return TrainingRun(std::move(planned), strategy, std::move(run), reporter).run();
 }
 
 }  // namespace medseg::cluster

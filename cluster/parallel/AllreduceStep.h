@@ -61,8 +61,8 @@ struct DataParallelOptions {
   int globalRankForLogs = 0;
 };
 
-// config: as loaded (data set path set); resolved here against the data set. Every rank calls it.
-TrainResult trainDataParallel(TrainConfig config, const DataParallelOptions& options, Reporter& reporter);
+// config: as loaded (data set path set); planned here against the data set. Every rank calls it.
+TrainResult trainDataParallel(const TrainConfig& config, const DataParallelOptions& options, Reporter& reporter);
 
 }  // namespace medseg::cluster
 #endif

@@ -76,7 +76,7 @@ std::unique_ptr<PipelineEngine> makeMpiPipeline(const TrainConfig& config, const
 // Every rank's value on rank 0 (others: empty).
 std::vector<double> gatherToRoot(double value, MPI_Comm comm);
 
-nlohmann::json trainPipeline(TrainConfig config, const ModelParallelOptions& options, Reporter& reporter);
+nlohmann::json trainPipeline(const TrainConfig& config, const ModelParallelOptions& options, Reporter& reporter);
 nlohmann::json verifyPipeline(const TrainConfig& config, const ModelParallelOptions& options, Reporter& reporter);
 nlohmann::json benchPipeline(const TrainConfig& config, const ModelParallelOptions& options, Reporter& reporter);
 nlohmann::json inferPipeline(TrainConfig config, const ModelParallelOptions& options, Reporter& reporter);

@@ -8,7 +8,7 @@
 #include "cluster/pipeline/PipelineCheckpoint.h"
 #include "cluster/pipeline/PipelineValidation.h"
 #include "cluster/pipeline/ProcessMemory.h"
-#include "core/train/TrainingData.h"
+#include "core/train/TrainingPlan.h"
 #include "core/train/TrainingRun.h"
 #include "core/util/AtomicFile.h"
 #include "core/util/Interrupt.h"
@@ -94,7 +94,7 @@ nlohmann::json PipelineStep::finish(const fs::path&, int64_t) {
   return fields;
 }
 
-nlohmann::json trainPipeline(TrainConfig config, const ModelParallelOptions& options, Reporter& reporter) {
+nlohmann::json trainPipeline(const TrainConfig& config, const ModelParallelOptions& options, Reporter& reporter) {
   const auto start = std::chrono::steady_clock::now();
   if (options.resume && options.fresh) throw InputError("--resume and --fresh exclude each other");
   const ResumePolicy policy = options.resume ? ResumePolicy::Resume : options.fresh ? ResumePolicy::Discard : ResumePolicy::Refuse;
@@ -103,23 +103,24 @@ nlohmann::json trainPipeline(TrainConfig config, const ModelParallelOptions& opt
   const bool resuming =
       !options.runDir.empty() && resumesCheckpoint(policy, pipelineStatePath(options.runDir), hasPipelineCheckpoint(options.runDir));
   const int rank = rankOf(options.comm);
-  TrainingData data = loadTrainingData(config, reporter, rank == 0);
+  PlannedTraining planned = planTraining(config, reporter, rank == 0);
+  const TrainConfig& resolved = planned.plan.config;
   std::optional<PipelineCheckpointState> saved;
   if (resuming) saved = readPipelineCheckpointState(options.runDir);
-  nlohmann::json planJson;
-  const PipelinePlan plan = saved ? planForResume(*saved, config, options) : makePipelinePlan(config, options, &planJson);
-  if (saved) planJson = nlohmann::json::object({{"plan", saved->plan}});
-  PipelineStep strategy(config, plan, planJson, options);
-  if (!resuming && rank == 0 && !options.runDir.empty()) {  // resumed: keep the profile it was planned with
+  nlohmann::json partition;
+  const PipelinePlan plan = saved ? planForResume(*saved, resolved, options) : makePipelinePlan(resolved, options, &partition);
+  if (saved) partition = nlohmann::json::object({{"plan", saved->plan}});
+  PipelineStep strategy(resolved, plan, partition, options);
+  if (!resuming && rank == 0 && !options.runDir.empty()) {  // resumed: keep the profile it was partitioned with
     fs::create_directories(options.runDir);
-    writeFileAtomically(options.runDir / "plan.json", planJson.dump(2) + "\n");
+    writeFileAtomically(options.runDir / "pipeline-plan.json", partition.dump(2) + "\n");
   }
   TrainingRunOptions run;
   run.runDir = options.runDir;
   run.resume = policy;
   run.continueHint = "the same medseg-worker command with --resume";
   run.dataLoadSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return TrainingRun(config, std::move(data), strategy, std::move(run), reporter).run().toJson();
+  return TrainingRun(std::move(planned), strategy, std::move(run), reporter).run().toJson();
 }
 
 }  // namespace medseg::cluster

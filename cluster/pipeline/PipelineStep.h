@@ -41,7 +41,7 @@ class PipelineStep : public StepStrategy {
   TrainConfig config_;
   MPI_Comm comm_;
   int rank_ = 0, ranks_ = 1;
-  nlohmann::json planJson_;  // {"plan": ..., "profile": ...} as written to plan.json
+  nlohmann::json planJson_;  // {"plan": ..., "profile": ...} as written to pipeline-plan.json
   std::unique_ptr<PipelineEngine> engine_;
   double learningRate_ = 0.0;
 };

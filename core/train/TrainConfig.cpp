@@ -293,6 +293,7 @@ void applyOverride(nlohmann::json& document, const std::string& assignment) {
 
 TrainConfig loadTrainConfig(const std::filesystem::path& file, const std::vector<std::string>& overrides) {
   auto document = readConfigDocument(file);
+  if (document.is_object()) document.erase("search");  // a search config trains its base configuration
   for (const auto& assignment : overrides) applyOverride(document, assignment);
   try {
     return TrainConfig::fromJson(document);
@@ -615,15 +616,25 @@ void resolveWithDataset(TrainConfig& config, const Dataset& dataset) {
   config.outChannelsSet = true;
 }
 
-void resolvePatchSize(TrainConfig& config, const std::vector<std::array<int64_t, 3>>& caseShapes) {
-  if (!config.patchSize.empty() || caseShapes.empty()) return;
-  const int64_t divisor = config.network.sizeDivisor();
-  config.patchSize.clear();
+std::array<int64_t, 3> medianShape(const std::vector<std::array<int64_t, 3>>& caseShapes) {
+  std::array<int64_t, 3> median{0, 0, 0};
+  if (caseShapes.empty()) return median;
   for (size_t axis = 0; axis < 3; ++axis) {
     std::vector<int64_t> edges;
     for (const auto& shape : caseShapes) edges.push_back(shape[axis]);
     std::nth_element(edges.begin(), edges.begin() + static_cast<long>(edges.size() / 2), edges.end());
-    const int64_t median = edges[edges.size() / 2];
+    median[axis] = edges[edges.size() / 2];
+  }
+  return median;
+}
+
+void resolvePatchSize(TrainConfig& config, const std::vector<std::array<int64_t, 3>>& caseShapes) {
+  if (!config.patchSize.empty() || caseShapes.empty()) return;
+  const int64_t divisor = config.network.sizeDivisor();
+  const std::array<int64_t, 3> medians = medianShape(caseShapes);
+  config.patchSize.clear();
+  for (size_t axis = 0; axis < 3; ++axis) {
+    const int64_t median = medians[axis];
     // Round up so one patch covers a median case, but never beyond 128 (memory).
     int64_t edge = (median + divisor - 1) / divisor * divisor;
     edge = std::min<int64_t>(edge, std::max<int64_t>(divisor, 128 / divisor * divisor));

@@ -168,13 +168,16 @@ nlohmann::json parseConfigDocument(const std::string& text, ConfigSyntax syntax,
 nlohmann::json yamlToJson(const std::string& text, const std::string& sourceName);
 // Applies `section.key=value` (value parsed as a YAML scalar or flow list: 3e-4, true, [64,64,64]).
 void applyOverride(nlohmann::json& document, const std::string& assignment);
-// Reads `file`, applies the overrides, parses and validates.
+// Reads `file`, applies the overrides, parses and validates. A search config (its `search` section is
+// for experiment mode, cluster/search) gives its base configuration.
 TrainConfig loadTrainConfig(const std::filesystem::path& file, const std::vector<std::string>& overrides = {});
 
 // Fills channels, classes/regions and modalities from the data set; checks explicit values agree.
 void resolveWithDataset(TrainConfig& config, const Dataset& dataset);
 // Fills patch_size (when empty) from the preprocessed case shapes [z, y, x].
 void resolvePatchSize(TrainConfig& config, const std::vector<std::array<int64_t, 3>>& caseShapes);
+// The median of each axis over the case shapes ({0, 0, 0} for none).
+std::array<int64_t, 3> medianShape(const std::vector<std::array<int64_t, 3>>& caseShapes);
 
 // Which cases train and which validate: indices into the data set's training list.
 struct CaseSplit {

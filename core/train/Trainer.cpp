@@ -5,7 +5,7 @@
 #include "core/train/LocalStep.h"
 #include "core/train/ResumeRules.h"
 #include "core/train/TrainingCheckpoint.h"
-#include "core/train/TrainingData.h"
+#include "core/train/TrainingPlan.h"
 #include "core/util/Interrupt.h"
 
 namespace medseg {
@@ -26,6 +26,11 @@ TrainConfig configForResume(const std::filesystem::path& runDir, const std::vect
   return TrainConfig::fromJson(document);
 }
 
+TrainConfig runConfig(const std::filesystem::path& configFile, const std::filesystem::path& runDir, bool resume,
+                      const std::vector<std::string>& overrides) {
+  return resume ? configForResume(runDir, overrides) : loadTrainConfig(configFile, overrides);
+}
+
 Trainer::Trainer(TrainConfig config, TrainerOptions options, Reporter& reporter)
     : config_(std::move(config)), options_(std::move(options)), reporter_(reporter) {}
 
@@ -38,8 +43,8 @@ TrainResult Trainer::run() {
   configureThreads(config_);
   // The run folder is created only once the data set and the network are known to be usable, so a
   // run refused for bad input leaves no empty folder behind.
-  TrainingData data = loadTrainingData(config_, reporter_);
-  LocalStep local(config_, resolveDevice(config_.device));
+  PlannedTraining planned = planTraining(config_, reporter_);
+  LocalStep local(planned.plan.config, resolveDevice(config_.device));
   TrainingRunOptions run;
   run.runDir = options_.runDir;
   run.resume = policy;
@@ -47,7 +52,7 @@ TrainResult Trainer::run() {
   run.dataLoadSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   run.onStep = options_.onStep;
   run.onEpoch = options_.onEpoch;
-  return TrainingRun(config_, std::move(data), local, std::move(run), reporter_).run();
+  return TrainingRun(std::move(planned), local, std::move(run), reporter_).run();
 }
 
 }  // namespace medseg

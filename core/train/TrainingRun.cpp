@@ -72,14 +72,13 @@ void configureThreads(const TrainConfig& config) {
   torch::set_num_threads(static_cast<int>(std::max<int64_t>(1, threads)));
 }
 
-TrainingRun::TrainingRun(const TrainConfig& config, TrainingData data, StepStrategy& strategy, TrainingRunOptions options,
-                         Reporter& reporter)
-    : config_(config),
-      data_(std::move(data)),
+TrainingRun::TrainingRun(PlannedTraining planned, StepStrategy& strategy, TrainingRunOptions options, Reporter& reporter)
+    : plan_(std::move(planned.plan)),
+      data_(std::move(planned.data)),
       strategy_(strategy),
       options_(std::move(options)),
       reporter_(reporter),
-      description_(config.modelDescription()) {}
+      description_(plan_.config.modelDescription()) {}
 
 TrainResult TrainingRun::run() {
   const fs::path& runDir = options_.runDir;
@@ -100,6 +99,7 @@ TrainResult TrainingRun::run() {
   if (writes()) {
     dropMetricsAfterStep(file("metrics.jsonl"), state_.step);
     writeFileAtomically(file("config.json"), state_.config.dump(2) + "\n");
+    writeFileAtomically(file("training-plan.json"), plan_.toJson().dump(2) + "\n");
   }
   logStart();
   train();
@@ -115,7 +115,7 @@ void TrainingRun::prepareRunFolder(bool resuming) {
   if (!resuming && options_.resume == ResumePolicy::Discard) strategy_.discardCheckpoint(options_.runDir);
   // A run killed mid-write leaves hidden temporaries beside the files it was replacing; those files
   // are intact, so the temporaries are only clutter.
-  for (const char* name : {"config.json", "plan.json", "metrics.jsonl", "metrics.json", "best.pt", "model.pt"}) removeStaleTemporaries(file(name));
+  for (const char* name : {"config.json", "training-plan.json", "pipeline-plan.json", "metrics.jsonl", "metrics.json", "best.pt", "model.pt"}) removeStaleTemporaries(file(name));
   removeStaleTemporaries(strategy_.checkpointFile(options_.runDir));
 }
 

@@ -2,6 +2,7 @@
 // One training run in a run folder, whatever computes its steps (StepStrategy.h: one process, data
 // parallel, pipeline). The run owns the folder's whole life, the same in every mode:
 //   config.json    the resolved TrainConfig (written first)
+//   training-plan.json  the data set's fingerprint and what it decided (TrainingPlan.h)
 //   checkpoint     the strategy's (checkpoint.pt, or pipeline-checkpoint/): every
 //                  checkpoint_every_steps, at every epoch end, at a max_minutes stop, on SIGINT /
 //                  SIGTERM / SIGUSR1 and at the end; always replaced atomically
@@ -26,7 +27,7 @@
 
 #include "core/train/StepStrategy.h"
 #include "core/train/TrainConfig.h"
-#include "core/train/TrainingData.h"
+#include "core/train/TrainingPlan.h"
 #include "core/util/Progress.h"
 
 namespace medseg {
@@ -80,9 +81,8 @@ void configureThreads(const TrainConfig& config);
 
 class TrainingRun {
  public:
-  // `config` resolved against `data` (loadTrainingData); `strategy` built from the same config.
-  TrainingRun(const TrainConfig& config, TrainingData data, StepStrategy& strategy, TrainingRunOptions options,
-              Reporter& reporter);
+  // `planned` from planTraining; `strategy` built from its resolved config.
+  TrainingRun(PlannedTraining planned, StepStrategy& strategy, TrainingRunOptions options, Reporter& reporter);
   // Runs to the configured end, the time budget or a stop by onValidation; throws Interrupted
   // (after saving the checkpoint) on a signal.
   TrainResult run();
@@ -101,7 +101,8 @@ class TrainingRun {
   void saveCheckpoint();
   TrainResult finish();
 
-  const TrainConfig config_;
+  const TrainingPlan plan_;
+  const TrainConfig& config_ = plan_.config;
   TrainingData data_;
   StepStrategy& strategy_;
   const TrainingRunOptions options_;

@@ -5,6 +5,7 @@
 #include "core/nn/ModelCheckpoint.h"
 #include "core/train/Schedule.h"
 #include "core/train/Trainer.h"
+#include "core/train/TrainingPlan.h"
 #include "core/train/TrainingCheckpoint.h"
 #include "core/train/TrainingEngine.h"
 #include "core/util/AtomicFile.h"
@@ -130,8 +131,36 @@ TEST_F(TrainerRun, WritesRunFolderAndMetrics) {
   EXPECT_EQ(description.modalities, (std::vector<std::string>{"FLAIR", "T1gd"}));
   const auto resolved = nlohmann::json::parse(readTextFile(options.runDir / "config.json"));
   EXPECT_EQ(resolved["network"]["in_channels"], 2);
+  EXPECT_TRUE(std::filesystem::exists(options.runDir / "model.pt"));  // the final model
+  // The plan: the data set's fingerprint and what it decided, written once.
+  const auto plan = nlohmann::json::parse(readTextFile(options.runDir / "training-plan.json"));
+  EXPECT_EQ(plan["fingerprint"]["labelled_cases"], 6);
+  EXPECT_EQ(plan["fingerprint"]["modalities"], nlohmann::json({"FLAIR", "T1gd"}));
+  EXPECT_EQ(plan["fingerprint"]["preprocessed_shapes"].size(), 6u);
+  EXPECT_EQ(plan["resolved"]["in_channels"], 2);
+  EXPECT_EQ(plan["resolved"]["class_names"], nlohmann::json({"WT", "TC", "ET"}));
+  EXPECT_EQ(plan["resolved"]["patch_size"], nlohmann::json({16, 16, 16}));
   // A second fresh run into the same folder is refused instead of overwriting it.
   EXPECT_THROW(Trainer(config(), options, reporter_).run(), InputError);
+}
+
+TEST_F(TrainerRun, PlanningResolvesFromTheDataSetAndLeavesTheRequestedConfigAlone) {
+  TrainConfig requested = config();
+  requested.patchSize.clear();  // the median preprocessed case decides
+  const nlohmann::json before = requested.toJson();
+  const PlannedTraining planned = planTraining(requested, reporter_);
+  EXPECT_EQ(requested.toJson(), before);
+  EXPECT_FALSE(requested.inChannelsSet);
+  const TrainConfig& resolved = planned.plan.config;
+  EXPECT_EQ(resolved.network.inChannels, 2);
+  EXPECT_EQ(resolved.classNames, (std::vector<std::string>{"WT", "TC", "ET"}));
+  ASSERT_EQ(resolved.patchSize.size(), 3u);
+  const auto median = planned.plan.fingerprint.medianShape;
+  for (size_t a = 0; a < 3; ++a) {
+    EXPECT_GE(resolved.patchSize[a], std::min<int64_t>(median[a], 128)) << "axis " << a;  // one patch covers a median case
+    EXPECT_EQ(resolved.patchSize[a] % resolved.network.sizeDivisor(), 0) << "axis " << a;
+  }
+  EXPECT_EQ(planned.data.train->size() + planned.data.validation.size(), 6u);
 }
 
 TEST_F(TrainerRun, ResumeIsBitIdenticalToAnUninterruptedRun) {

@@ -1,4 +1,4 @@
-#include "core/train/TrainingData.h"
+#include "core/train/TrainingPlan.h"
 
 #include <array>
 #include <optional>
@@ -11,7 +11,31 @@
 
 namespace medseg {
 
-TrainingData loadTrainingData(TrainConfig& config, Reporter& reporter, bool showProgress) {
+nlohmann::json DatasetFingerprint::toJson() const {
+  nlohmann::json labelNames = nlohmann::json::object();
+  for (const auto& [value, name] : labels) labelNames[std::to_string(value)] = name;
+  return {{"dataset", dataset},          {"folder", folder},          {"labelled_cases", labelledCases},
+          {"modalities", modalities},    {"labels", labelNames},      {"preprocessed_shapes", preprocessedShapes},
+          {"median_shape", medianShape}};
+}
+
+nlohmann::json TrainingPlan::toJson() const {
+  nlohmann::json regions = nlohmann::json::array();
+  for (const auto& r : config.regions) regions.push_back({{"name", r.name}, {"labels", r.labels}});
+  return {{"fingerprint", fingerprint.toJson()},
+          {"resolved",
+           {{"in_channels", config.network.inChannels},
+            {"out_channels", config.network.outChannels},
+            {"class_names", config.classNames},
+            {"regions", regions},
+            {"modalities", config.modalities},
+            {"patch_size", config.patchSize}}}};
+}
+
+PlannedTraining planTraining(const TrainConfig& requested, Reporter& reporter, bool showProgress) {
+  PlannedTraining planned;
+  TrainConfig& config = planned.plan.config;
+  config = requested;
   if (config.data.empty())
     throw InputError("no data set given: set `data:` in the training config or pass --data DIR");
   const Dataset dataset = loadDataset(config.data);
@@ -52,13 +76,21 @@ TrainingData loadTrainingData(TrainConfig& config, Reporter& reporter, bool show
     if (progress) progress->advance(1, {{"case", entry.id}});
   }
   if (progress) progress->finish();
+  DatasetFingerprint& fingerprint = planned.plan.fingerprint;
+  fingerprint.dataset = dataset.name;
+  fingerprint.folder = dataset.root.string();
+  fingerprint.labelledCases = static_cast<int64_t>(labelled.size());
+  fingerprint.modalities = dataset.modalities;
+  fingerprint.labels = dataset.labels;
+  fingerprint.preprocessedShapes = shapes;
+  fingerprint.medianShape = medianShape(shapes);
   resolvePatchSize(config, shapes);
   for (int64_t edge : config.patchSize)
     if (edge % config.network.sizeDivisor() != 0)
       throw InputError("training config: patch_size edges must be multiples of " +
                        std::to_string(config.network.sizeDivisor()) + " for network depth " +
                        std::to_string(config.network.depth));
-  TrainingData data;
+  TrainingData& data = planned.data;
   for (auto& p : prepared) {
     if (p.validation)
       data.validation.push_back({p.id, p.image, p.labels});
@@ -67,7 +99,7 @@ TrainingData loadTrainingData(TrainConfig& config, Reporter& reporter, bool show
   }
   if (data.train->empty())
     throw InputError("every labelled case went to validation; lower validation.fraction or add cases");
-  return data;
+  return planned;
 }
 
 }  // namespace medseg
