@@ -31,15 +31,27 @@ class FaultSchedule {
     rng_.seed(seed_);
   }
   unsigned seed() const { return seed_; }
-  // The checkpoint step after which the next kill comes, given the last kill's and the run's own.
-  int64_t nextKillAfter(int64_t previous, int64_t checkpointStep) {
-    return std::max(previous, checkpointStep) + std::uniform_int_distribution<int64_t>(1, 4)(rng_);
+
+  struct Kill {
+    int64_t afterStep;                // kill once the checkpoint has reached this step ...
+    std::chrono::milliseconds delay;  // ... and this much later
+    std::string description;          // for SCOPED_TRACE
+  };
+  // The next kill of a run whose checkpoint is now at `checkpointStep` (-1: none yet).
+  Kill next(int64_t checkpointStep) {
+    last_ = std::max(last_, checkpointStep) + std::uniform_int_distribution<int64_t>(1, 4)(rng_);
+    const std::chrono::milliseconds delay(std::uniform_int_distribution<int>(0, 80)(rng_));
+    ++kills_;
+    return {last_, delay,
+            "kill " + std::to_string(kills_) + " after checkpoint step " + std::to_string(last_) + " + " +
+                std::to_string(delay.count()) + " ms (seed " + std::to_string(seed_) + ")"};
   }
-  std::chrono::milliseconds nextDelay() { return std::chrono::milliseconds(std::uniform_int_distribution<int>(0, 80)(rng_)); }
 
  private:
   unsigned seed_ = 0;
   std::mt19937 rng_;
+  int64_t last_ = 0;
+  int kills_ = 0;
 };
 
 // The step of RUN/checkpoint.pt, or -1 while there is none (it is replaced by rename: never partial).

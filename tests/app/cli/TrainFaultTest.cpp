@@ -160,12 +160,11 @@ std::unique_ptr<test::ScratchDir> TrainFault::scratch_;
 TEST_F(TrainFault, SigkillAtRandomPointsThenResumeEndsWithTheUninterruptedWeights) {
   test::FaultSchedule schedule(20240611u);  // fixed by default; where the kills land still varies with timing
   const fs::path run = folder("killed");
-  int64_t killAfter = 0;
   for (int kill = 0; kill < 3; ++kill) {
-    killAfter = schedule.nextKillAfter(killAfter, checkpointStep(run));
-    const auto delay = schedule.nextDelay();
-    SCOPED_TRACE("kill " + std::to_string(kill + 1) + " after checkpoint step " + std::to_string(killAfter) + " + " +
-                 std::to_string(delay.count()) + " ms (seed " + std::to_string(schedule.seed()) + ")");
+    const auto next = schedule.next(checkpointStep(run));
+    const int64_t killAfter = next.afterStep;
+    const auto delay = next.delay;
+    SCOPED_TRACE(next.description);
     const bool resume = fs::exists(run / "checkpoint.pt");
     const auto outcome = runAndKill(trainArguments(data(), run, resume), run, killAfter, delay,
                                     folder("kill-" + std::to_string(kill) + ".log"));

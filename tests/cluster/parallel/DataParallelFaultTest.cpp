@@ -109,12 +109,11 @@ TEST_F(DataParallelFault, SigkillAtSeededMomentsThenResumeEndsBitIdentical) {
   test::FaultSchedule schedule(20261203u);
   const fs::path run = run_->scratch / "killed";
   std::set<int64_t> seen;  // checkpoint steps observed while the runs went on
-  int64_t killAfter = 0;
   for (int kill = 0; kill < 3; ++kill) {
-    killAfter = schedule.nextKillAfter(killAfter, checkpointStep(run));
-    const auto delay = schedule.nextDelay();
-    SCOPED_TRACE("kill " + std::to_string(kill + 1) + " after checkpoint step " + std::to_string(killAfter) + " + " +
-                 std::to_string(delay.count()) + " ms (seed " + std::to_string(schedule.seed()) + ")");
+    const auto next = schedule.next(checkpointStep(run));
+    const int64_t killAfter = next.afterStep;
+    const auto delay = next.delay;
+    SCOPED_TRACE(next.description);
     test::LogFile log(run_->scratch / ("kill-" + std::to_string(kill) + ".log"));
     test::SpawnedProcess job(workerArguments(run, run_->config, run_->data), log.fd());  // continues a checkpoint
     log.close();
