@@ -154,7 +154,6 @@ void TrainingRun::train() {
     ++state_.step;
     state_.epochLossSum += stats.loss;
     ++state_.epochLossCount;
-    partialEpochOpen_ = true;
     stepSecondsTotal_ += stats.seconds;
     voxelsTotal_ += stats.voxels;
     result_.finalLoss = stats.loss;
@@ -193,6 +192,8 @@ bool TrainingRun::afterStep() {
   result_.stoppedEarly = !keepGoing;
   const bool periodic = config_.checkpointEverySteps > 0 && state_.step % config_.checkpointEverySteps == 0;
   if (epochEnd || periodic || stop != kKeepGoing || !keepGoing) saveCheckpoint();
+  if (stop == kSignal && options_.runDir.empty())
+    throw Interrupted("training stopped at step " + std::to_string(state_.step) + " (no run folder: nothing was saved)");
   if (stop == kSignal)
     throw Interrupted("training stopped at step " + std::to_string(state_.step) + "; checkpoint saved to " +
                       strategy_.checkpointFile(options_.runDir).string() +
@@ -242,7 +243,6 @@ bool TrainingRun::finishEpoch(bool partial) {
   state_.epochLossCount = 0;
   state_.epochWaitSeconds = 0.0;
   state_.epochSeconds = 0.0;
-  partialEpochOpen_ = false;
   return keepGoing;
 }
 

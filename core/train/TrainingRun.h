@@ -115,7 +115,6 @@ class TrainingRun {
   int64_t savedStep_ = -1;      // of the last checkpoint this invocation wrote
   double loopSeconds_ = 0.0, stepSecondsTotal_ = 0.0, waitSeconds_ = 0.0;
   int64_t voxelsTotal_ = 0;
-  bool partialEpochOpen_ = false;
   TrainResult result_;
 };
 
