@@ -3,10 +3,10 @@
 #if MEDSEG_HAVE_MPI
 #include <iomanip>
 #include <sstream>
-#include <thread>
 
 #include "cluster/pipeline/PipelineVerification.h"
 #include "cluster/pipeline/ProcessMemory.h"
+#include "core/train/TrainingRun.h"
 #include "core/util/AtomicFile.h"
 #include "core/util/Interrupt.h"
 
@@ -16,8 +16,7 @@ nlohmann::json runModelParallel(TrainConfig config, const ModelParallelOptions& 
   // The benchmark maps large tensors straight from and back to the kernel: peak RSS per rank then
   // measures live activations (what the partitioner models), not the allocator's cached high water.
   if (options.task == "bench") mapLargeAllocations();
-  const auto threads = config.threads > 0 ? config.threads : static_cast<int64_t>(std::thread::hardware_concurrency());
-  torch::set_num_threads(static_cast<int>(std::max<int64_t>(1, threads)));
+  configureThreads(config);
   if (options.task == "train") return trainPipeline(std::move(config), options, reporter);
   if (options.task == "verify") return verifyPipeline(config, options, reporter);
   if (options.task == "bench") return benchPipeline(config, options, reporter);

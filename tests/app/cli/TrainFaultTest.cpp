@@ -25,7 +25,7 @@
 #include "support/TinyData.h"
 #include "core/train/TrainingCheckpoint.h"
 #include "core/util/AtomicFile.h"
-#include "support/FaultSchedule.h"
+#include "support/FaultTestSupport.h"
 #include "support/SpawnedProcess.h"
 #include "support/TestSupport.h"
 
@@ -101,29 +101,6 @@ KillOutcome runAndKill(const std::vector<std::string>& arguments, const fs::path
   return outcome;
 }
 
-struct Weights {
-  std::vector<std::pair<std::string, torch::Tensor>> tensors;  // parameters, then buffers
-};
-
-Weights weightsOf(const fs::path& checkpoint) {
-  UNet3d model = loadModelForInference(checkpoint);
-  Weights w;
-  for (const auto& item : model->named_parameters()) w.tensors.emplace_back(item.key(), item.value().detach().clone());
-  for (const auto& item : model->named_buffers()) w.tensors.emplace_back(item.key(), item.value().clone());
-  return w;
-}
-
-void expectIdentical(const fs::path& expected, const fs::path& actual) {
-  const Weights a = weightsOf(expected), b = weightsOf(actual);
-  ASSERT_EQ(a.tensors.size(), b.tensors.size());
-  ASSERT_FALSE(a.tensors.empty());
-  for (size_t i = 0; i < a.tensors.size(); ++i) {
-    EXPECT_EQ(a.tensors[i].first, b.tensors[i].first);
-    EXPECT_TRUE(torch::equal(a.tensors[i].second, b.tensors[i].second))
-        << a.tensors[i].first << " differs between " << expected << " and " << actual;
-  }
-}
-
 std::vector<std::string> hiddenFiles(const fs::path& run) {
   std::vector<std::string> names;
   for (const auto& entry : fs::directory_iterator(run))
@@ -147,8 +124,9 @@ class TrainFault : public ::testing::Test {
 
   void expectSameAsReference(const fs::path& run) {
     EXPECT_EQ(readTrainingState(run / "checkpoint.pt").step, kTotalSteps);
-    expectIdentical(reference() / "checkpoint.pt", run / "checkpoint.pt");
-    expectIdentical(reference() / "best.pt", run / "best.pt");
+    test::expectIdenticalWeights(reference() / "checkpoint.pt", run / "checkpoint.pt");
+    test::expectIdenticalAdamState(reference() / "checkpoint.pt", run / "checkpoint.pt");
+    test::expectIdenticalWeights(reference() / "best.pt", run / "best.pt");
     EXPECT_EQ(metricsOf(run), metricsOf(reference()));
     EXPECT_TRUE(hiddenFiles(run).empty()) << "left over: " << hiddenFiles(run).front();
   }

@@ -23,8 +23,7 @@
 #include "cluster/pipeline/PipelineCheckpoint.h"
 #include "core/nn/ModelCheckpoint.h"
 #include "core/train/TrainingCheckpoint.h"
-#include "core/train/TrainingEngine.h"
-#include "support/FaultSchedule.h"
+#include "support/FaultTestSupport.h"
 #include "support/SpawnedProcess.h"
 
 namespace medseg::cluster {
@@ -54,33 +53,6 @@ std::vector<std::string> workerArguments(const fs::path& runDir, const fs::path&
 
 using test::checkpointStep;
 using test::metricsOf;
-
-// Weights (parameters, buffers) and Adam state of a checkpoint, loaded as a resumed run loads them.
-struct TrainedState {
-  std::vector<std::pair<std::string, torch::Tensor>> tensors;
-  std::vector<torch::optim::AdamParamState> adam;
-};
-
-TrainedState trainedStateOf(const fs::path& checkpoint) {
-  TrainingEngine engine(TrainConfig::fromJson(readTrainingState(checkpoint).config), torch::kCPU);
-  loadTrainingCheckpoint(checkpoint, engine.model(), engine.optimizer());
-  TrainedState s;
-  for (const auto& item : engine.model()->named_parameters()) s.tensors.emplace_back(item.key(), item.value().detach().clone());
-  for (const auto& item : engine.model()->named_buffers()) s.tensors.emplace_back(item.key(), item.value().clone());
-  for (const auto& p : engine.model()->parameters())
-    s.adam.push_back(static_cast<torch::optim::AdamParamState&>(*engine.optimizer().state().at(c10::guts::to_string(p.unsafeGetTensorImpl()))));
-  return s;
-}
-
-void expectIdentical(const fs::path& expected, const fs::path& actual) {
-  const TrainedState a = trainedStateOf(expected), b = trainedStateOf(actual);
-  ASSERT_EQ(a.tensors.size(), b.tensors.size());
-  ASSERT_FALSE(a.tensors.empty());
-  for (size_t i = 0; i < a.tensors.size(); ++i)
-    EXPECT_TRUE(torch::equal(a.tensors[i].second, b.tensors[i].second)) << a.tensors[i].first << " differs";
-  ASSERT_EQ(a.adam.size(), b.adam.size());
-  for (size_t i = 0; i < a.adam.size(); ++i) EXPECT_TRUE(a.adam[i] == b.adam[i]) << "Adam state of parameter " << i << " differs";
-}
 
 class DataParallelFault : public ::testing::Test {
  protected:
@@ -142,7 +114,8 @@ TEST_F(DataParallelFault, SigkillAtSeededMomentsThenResumeEndsBitIdentical) {
   log.close();
   ASSERT_EQ(final.wait(), 0) << log.text();
   EXPECT_EQ(checkpointStep(run), kTotalSteps);
-  expectIdentical(reference_() / "checkpoint.pt", run / "checkpoint.pt");
+  test::expectIdenticalWeights(reference_() / "checkpoint.pt", run / "checkpoint.pt");
+  test::expectIdenticalAdamState(reference_() / "checkpoint.pt", run / "checkpoint.pt");
   EXPECT_EQ(metricsOf(run), metricsOf(reference_()));
 }
 
