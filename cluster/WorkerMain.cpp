@@ -113,6 +113,7 @@ int run(const WorkerOptions& o, const MpiEnvironment& mpi) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  installInterruptHandlers();  // before MPI starts its threads, so they inherit the blocked stop signals
   MpiEnvironment mpi(&argc, &argv);
   CLI::App app{"medseg-worker: one rank of a MedSeg cluster run (started by mpirun)", "medseg-worker"};
   WorkerOptions o;
@@ -158,7 +159,6 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
-  installInterruptHandlers();
   try {
     return run(o, mpi);
   } catch (const Interrupted& stop) {

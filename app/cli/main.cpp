@@ -20,6 +20,7 @@ int reportError(medseg::cli::CliContext& context, const std::string& message, in
 
 int main(int argc, char** argv) {
   using namespace medseg::cli;
+  medseg::installInterruptHandlers();  // first, so every thread started later inherits the blocked stop signals
   CLI::App app{"MedSeg: 3-D brain-tumour segmentation (data sets, 3-D U-Net training and inference, "
                "cluster runs).\nExit codes: 0 ok, 1 findings (check/evaluate found errors), 2 usage, "
                "3 bad input, 4 failure, 130 interrupted.",
@@ -38,7 +39,6 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);
     return code == 0 ? kOk : kUsage;
   }
-  medseg::installInterruptHandlers();
   try {
     return context.action ? context.action() : kUsage;
   } catch (const medseg::Interrupted& e) {

@@ -1,6 +1,7 @@
 #pragma once
-// Cooperative stop on Ctrl-C / SIGTERM / SIGUSR1: the signal only sets a flag; long loops poll it at safe
-// points (after a training step, between cases) so they can save a checkpoint and exit cleanly.
+// Cooperative stop on Ctrl-C / SIGTERM / SIGUSR1: the signal only sets a flag (taken by a thread of its
+// own, see Interrupt.cpp); long loops poll it at safe points (after a training step, between cases) so
+// they can save a checkpoint and exit cleanly.
 #include <stdexcept>
 
 namespace medseg {
