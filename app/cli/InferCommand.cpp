@@ -18,6 +18,8 @@
 // exit code is then 3 (bad input only) or 4. Human mode logs one line per case to stderr (time, windows,
 // label volumes in mL); --json emits progress events, one "metric" event (kind "infer-case") per
 // case, an "error" event (with "case") per failed case and a final "result" (kind "infer").
+// An image with NaN / Inf voxels is refused (exit 3) unless --allow-non-finite replaces them by 0; the
+// count is then logged and kept in the case's "non_finite_replaced".
 #include <iomanip>
 #include <iostream>
 
@@ -67,6 +69,8 @@ void addInfer(CLI::App& parent, CliContext& context) {
   cmd->add_flag("--tta", o->tta, "Mirror test-time augmentation (mean over the 8 axis flips; 8x slower)");
   cmd->add_flag("--no-gaussian", *noGaussian, "Average overlapping windows uniformly instead of Gaussian-weighted");
   cmd->add_flag("--probabilities", o->probabilities, "Also write <name>_probabilities.nii.gz (4-D float)");
+  cmd->add_flag("--allow-non-finite", o->allowNonFinite,
+                "Replace NaN / Inf voxels by 0 (and report how many) instead of refusing the image");
   cmd->add_option("--threads", o->threads, "CPU threads for LibTorch (0: all cores)")->capture_default_str();
   cmd->add_option("--device", o->device, "auto (CUDA when available), cpu, cuda or cuda:N")->capture_default_str();
   cmd->add_option("--subset", o->subset, "Data-set input: test, training or all")->capture_default_str();

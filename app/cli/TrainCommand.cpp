@@ -19,6 +19,7 @@ struct TrainOptions {
   std::vector<std::string> overrides;
   double maxMinutes = -1.0;
   int threads = -1;
+  bool allowNonFinite = false;
 };
 
 std::string formatNumber(double value) {
@@ -34,6 +35,7 @@ TrainConfig requestedConfig(const TrainOptions& o, Reporter& reporter) {
   if (!o.data.empty()) overrides.push_back("data=" + o.data);
   if (o.maxMinutes >= 0) overrides.push_back("max_minutes=" + std::to_string(o.maxMinutes));
   if (o.threads >= 0) overrides.push_back("threads=" + std::to_string(o.threads));
+  if (o.allowNonFinite) overrides.push_back("allow_non_finite=true");
   if (o.resume && !o.config.empty()) reporter.log("resume: the run's own config (from checkpoint.pt) is used; " + o.config + " is ignored");
   return runConfig(o.config, o.out, o.resume, overrides);
 }
@@ -92,6 +94,9 @@ void addTrain(CLI::App& parent, CliContext& context) {
   cmd->add_option("--max-minutes", opts->maxMinutes, "Wall-clock budget; stops cleanly, validates and saves")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--threads", opts->threads, "CPU threads for torch (0 = all cores)")->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--allow-non-finite", opts->allowNonFinite,
+                "Replace NaN / Inf image voxels by 0 (each case reported) instead of refusing the case "
+                "(config key allow_non_finite)");
   cmd->callback([opts, &context] { context.action = [opts, &context] { return runTrain(*opts, context); }; });
 }
 

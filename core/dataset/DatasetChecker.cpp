@@ -15,7 +15,7 @@
 #include <system_error>
 #include <thread>
 
-#include "core/dataset/NiftiNonFinite.h"
+#include "core/io/NonFiniteVoxels.h"
 #include "core/util/Interrupt.h"
 
 namespace medseg {
@@ -223,10 +223,16 @@ class CaseChecker {
     return "channel " + std::to_string(c);
   }
 
+  // NaN/Inf by the rule every read follows (core/io/NonFiniteVoxels.h), here replaced and counted
+  // instead of refused, so the report lists every case that has them.
   void checkImageVoxels() {
+    std::map<fs::path, std::vector<NonFiniteCount>> replaced;
+    ReadOptions read = options_.read;
+    read.nonFinite = NonFinitePolicy::ReplaceWithZero;
+    read.onNonFiniteReplaced = [&](const fs::path& file, const NonFiniteVoxels& found) { replaced[file] = found.channels; };
     ImageVolume image;
     try {
-      image = loadCaseImage(entry_, options_.read);
+      image = loadCaseImage(entry_, read);
     } catch (const std::bad_alloc&) {
       add(Severity::Error, "unreadable", "out of memory reading the image");
       return;
@@ -234,54 +240,35 @@ class CaseChecker {
       add(Severity::Error, "unreadable", e.what());
       return;
     }
-    std::vector<NonFiniteCount> nonFinite = storedNonFinite(image.channels);
+    const std::vector<NonFiniteCount> nonFinite = nonFiniteByChannel(replaced, image.channels);
     CaseCheck& check = result_.check;
     check.nonFinite.assign(static_cast<size_t>(image.channels), 0);
     for (int64_t c = 0; c < image.channels; ++c) {
-      const float* voxel = image.channel(c);
-      NonFiniteCount loaded;
-      float low = std::numeric_limits<float>::infinity(), high = -low;
-      for (int64_t i = 0; i < image.voxelsPerChannel(); ++i) {
-        const float v = voxel[i];
-        if (std::isnan(v)) {
-          ++loaded.nan;
-        } else if (std::isinf(v)) {
-          ++loaded.inf;
-        } else {
-          low = std::min(low, v);
-          high = std::max(high, v);
-        }
-      }
-      NonFiniteCount& count = nonFinite[static_cast<size_t>(c)];
-      if (loaded.total() > count.total()) count = loaded;
+      const NonFiniteCount& count = nonFinite[static_cast<size_t>(c)];
       check.nonFinite[static_cast<size_t>(c)] = count.total();
+      const auto range = std::minmax_element(image.channel(c), image.channel(c) + image.voxelsPerChannel());
       if (count.total() > 0)
         add(Severity::Error, "non-finite",
             channelName(c) + " has " +
                 (count.nan && count.inf ? plural(count.nan, "NaN voxel") + " and " + plural(count.inf, "infinite voxel")
                  : count.nan            ? plural(count.nan, "NaN voxel")
                                         : plural(count.inf, "infinite voxel")) +
-                "; fix the preprocessing (NIfTI readers silently load them as 0, other formats give NaN losses)");
-      else if (low == high)
+                "; fix the preprocessing (MedSeg refuses such images unless --allow-non-finite replaces them by 0)");
+      else if (*range.first == *range.second)
         add(Severity::Warning, "constant-channel",
-            channelName(c) + " is constant (every voxel " + std::to_string(low) + "); is the sequence missing?");
+            channelName(c) + " is constant (every voxel " + std::to_string(*range.first) + "); is the sequence missing?");
     }
   }
 
-  // NaN/Inf as stored in the files, channel by channel across the case's files; zeros where a
-  // file is not float NIfTI (its loaded voxels show them, see NiftiNonFinite.h).
-  std::vector<NonFiniteCount> storedNonFinite(int64_t channels) const {
+  // The case's channels are its files' channels in order (one 4-D file, or one file per channel).
+  std::vector<NonFiniteCount> nonFiniteByChannel(const std::map<fs::path, std::vector<NonFiniteCount>>& replaced,
+                                                 int64_t channels) const {
     std::vector<NonFiniteCount> counts;
+    const int64_t fileChannels = channels / static_cast<int64_t>(entry_.images.size());
     for (const auto& file : entry_.images) {
-      std::optional<std::vector<NonFiniteCount>> stored;
-      try {
-        stored = countNonFiniteNifti(file);
-      } catch (const std::exception&) {
-        stored.reset();  // the reader already accepted the file; its own verdict stands
-      }
-      const int64_t fileChannels = channels / static_cast<int64_t>(entry_.images.size());
-      if (stored && static_cast<int64_t>(stored->size()) == fileChannels)
-        counts.insert(counts.end(), stored->begin(), stored->end());
+      const auto found = replaced.find(file);
+      if (found != replaced.end() && static_cast<int64_t>(found->second.size()) == fileChannels)
+        counts.insert(counts.end(), found->second.begin(), found->second.end());
       else
         counts.resize(counts.size() + static_cast<size_t>(fileChannels));
     }

@@ -9,8 +9,9 @@
 //   errors:   escape, missing-file, unreadable, channel-count, shape-mismatch, geometry-mismatch,
 //             label-channels, label-values, non-finite, no-training-cases, duplicate-case
 //   warnings: numTraining, numTest, empty-label, constant-channel, unused-label, train-test-overlap
-// non-finite is found in the stored NIfTI payload too (NiftiNonFinite.h), since NIfTI readers turn
-// NaN into 0. Escaping paths normally never get here: loadDataset refuses them (exit 3 in the CLI).
+// non-finite follows the rule of every image read (core/io/NonFiniteVoxels.h: the stored NIfTI payload is
+// scanned, since NIfTI readers turn NaN into 0), counted here instead of refused. Escaping paths
+// normally never get here: loadDataset refuses them (exit 3 in the CLI).
 #include <cstdint>
 #include <map>
 #include <string>

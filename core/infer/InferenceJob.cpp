@@ -13,6 +13,7 @@
 #include "core/infer/InferencePlan.h"
 #include "core/infer/Predictor.h"
 #include "core/io/ImageIO.h"
+#include "core/io/NonFiniteVoxels.h"
 #include "core/util/Interrupt.h"
 
 namespace medseg {
@@ -62,9 +63,15 @@ std::string humanLine(const std::string& tag, const nlohmann::json& d, const std
 }
 
 nlohmann::json segmentCase(const InferenceCase& job, const Predictor& predictor, const PredictorOptions& options,
-                           const std::map<int, std::string>& names, const std::string& tag, Reporter& reporter) {
+                           bool allowNonFinite, const std::map<int, std::string>& names, const std::string& tag,
+                           Reporter& reporter) {
   const auto start = Clock::now();
-  const ImageVolume image = loadCaseImage(job.entry);
+  int64_t nonFiniteReplaced = 0;
+  const ImageVolume image =
+      loadCaseImage(job.entry, nonFiniteReadOptions(allowNonFinite, [&](const fs::path& file, const NonFiniteVoxels& found) {
+                      nonFiniteReplaced += found.total();
+                      reporter.log(file.string() + ": replaced " + found.describe() + " by 0");
+                    }));
   std::unique_ptr<Progress> bar;
   int64_t reported = 0;
   const auto prediction = predictor.predict(image, options, [&](int64_t done, int64_t total) {
@@ -84,7 +91,8 @@ nlohmann::json segmentCase(const InferenceCase& job, const Predictor& predictor,
                             {"size", image.size},
                             {"crop_begin", prediction.record.cropBegin},
                             {"crop_size", prediction.record.croppedSize},
-                            {"volumes_ml", volumesMl(prediction.labels, names)}};
+                            {"volumes_ml", volumesMl(prediction.labels, names)},
+                            {"non_finite_replaced", nonFiniteReplaced}};
   if (options.probabilities) details["probabilities"] = job.probabilitiesOut.string();
   return details;
 }
@@ -122,7 +130,7 @@ InferenceSummary runInference(const InferenceOptions& o, Reporter& reporter) {
     const std::string tag = "[" + std::to_string(i + 1) + "/" + std::to_string(jobs.size()) + "]";
     const std::string& id = jobs[i].entry.id;
     try {
-      nlohmann::json details = segmentCase(jobs[i], predictor, options, names, tag, reporter);
+      nlohmann::json details = segmentCase(jobs[i], predictor, options, o.allowNonFinite, names, tag, reporter);
       if (reporter.json()) {
         nlohmann::json event = {{"event", "metric"}, {"kind", "infer-case"}};
         event.update(details);

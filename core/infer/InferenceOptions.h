@@ -25,6 +25,7 @@ struct InferenceOptions {
   bool tta = false;
   bool gaussian = true;
   bool probabilities = false;
+  bool allowNonFinite = false;  // NaN / Inf voxels become 0 (reported) instead of refusing the image
   int threads = 0;              // LibTorch CPU threads, 0: leave as is (all cores)
   std::string device = "auto";
   std::string subset = "test";  // data-set input: test, training or all

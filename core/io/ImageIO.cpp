@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "core/io/ImageIOInternal.h"
+#include "core/io/NonFiniteVoxels.h"
 #include "core/util/AtomicFile.h"
 
 namespace medseg {
@@ -314,7 +315,11 @@ namespace {
 
 ImageVolume readImageUnserialized(const fs::path& path, const ReadOptions& options) {
   requireReadableFile(path);
-  if (fs::is_directory(path)) return readDicomImage(path, options);
+  if (fs::is_directory(path)) {
+    ImageVolume series = readDicomImage(path, options);
+    applyNonFiniteRule(path, series, options);
+    return series;
+  }
   ImageHeader header;
   itk::ImageIOBase::Pointer io = readFileHeader(path, options, header);
   verifyPayload(path, *io);
@@ -330,10 +335,19 @@ ImageVolume readImageUnserialized(const fs::path& path, const ReadOptions& optio
   } catch (const std::exception& e) {  // e.g. std::length_error from MetaIO on a damaged data-file pattern
     fail(path, std::string("cannot read voxels (corrupt header?): ") + e.what());
   }
+  applyNonFiniteRule(path, volume, options);
   return volume;
 }
 
 }  // namespace
+
+ReadOptions nonFiniteReadOptions(bool allowNonFinite,
+                                 std::function<void(const fs::path&, const NonFiniteVoxels&)> onReplaced) {
+  ReadOptions options;
+  options.nonFinite = allowNonFinite ? NonFinitePolicy::ReplaceWithZero : NonFinitePolicy::Refuse;
+  options.onNonFiniteReplaced = std::move(onReplaced);
+  return options;
+}
 
 ImageVolume readImage(const fs::path& path, const ReadOptions& options) {
   // ITK 5.2 creates its global singletons (itk::SingletonIndex, a std::map) on first use without a

@@ -4,6 +4,7 @@
 // brain-tumour set, become multi-channel volumes. Headers are checked against a memory budget before
 // any voxel is allocated, and every failure surfaces as medseg::ImageIOError with the file named.
 #include <filesystem>
+#include <functional>
 #include <stdexcept>
 #include <string>
 
@@ -26,11 +27,25 @@ struct ImageHeader {
   int64_t voxels() const { return size[0] * size[1] * size[2] * channels; }
 };
 
+struct NonFiniteVoxels;  // core/io/NonFiniteVoxels.h
+
+// What a read does with NaN / Inf voxels (the rule in NonFiniteVoxels.h): refuse the image with an
+// error naming the count and the first one, or replace them by 0 and say so.
+enum class NonFinitePolicy { Refuse, ReplaceWithZero };
+
 struct ReadOptions {
   // Largest in-memory size (bytes, as float32) an image may have; 0 means the default budget
   // (MEDSEG_MAX_IMAGE_BYTES from the environment, else 8 GiB).
   uint64_t maxBytes = 0;
+  NonFinitePolicy nonFinite = NonFinitePolicy::Refuse;
+  // Called with what was replaced (ReplaceWithZero only, and only when there was something), so the
+  // caller can report it where its output goes.
+  std::function<void(const std::filesystem::path&, const NonFiniteVoxels&)> onNonFiniteReplaced;
 };
+
+// --allow-non-finite / allow_non_finite: true as read options; `onReplaced` hears of each repair.
+ReadOptions nonFiniteReadOptions(bool allowNonFinite,
+                                 std::function<void(const std::filesystem::path&, const NonFiniteVoxels&)> onReplaced = {});
 
 uint64_t defaultImageBudgetBytes();
 
@@ -38,7 +53,8 @@ uint64_t defaultImageBudgetBytes();
 // unknown formats, non-positive sizes, more than 4 dimensions, or sizes over the memory budget.
 ImageHeader readImageHeader(const std::filesystem::path& path, const ReadOptions& options = {});
 
-// A file or a DICOM series directory as float32, all channels.
+// A file or a DICOM series directory as float32, all channels. NaN / Inf voxels follow
+// options.nonFinite (refused by default with NonFiniteVoxelsError, an ImageIOError).
 ImageVolume readImage(const std::filesystem::path& path, const ReadOptions& options = {});
 
 // A label map (single channel). Non-integer or out-of-range (0..255) values are refused.

@@ -2,7 +2,7 @@
 // The few fields of a NIfTI-1 / NIfTI-2 header that locate and size its voxel payload, decoded from
 // raw bytes the way nifti1_io (ITK's NIfTI reader) decides them. Used by the checks that must look
 // at the file itself, because the reader hides what they look for: a truncated payload (zero-filled
-// by nifti1_io, io/PayloadCheck.cpp) and NaN / Inf voxels (replaced by 0, dataset/NiftiNonFinite.cpp).
+// by nifti1_io, io/PayloadCheck.cpp) and NaN / Inf voxels (replaced by 0, io/NonFiniteVoxels.cpp).
 #include <zlib.h>
 
 #include <algorithm>

@@ -1,12 +1,12 @@
-#include "core/dataset/NiftiNonFinite.h"
+#include "core/io/NonFiniteVoxels.h"
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <stdexcept>
+#include <sstream>
 #include <string>
 
-#include "core/io/ImageIO.h"
 #include "core/io/NiftiHeader.h"
 
 namespace medseg {
@@ -45,14 +45,19 @@ bool parseHeader(const unsigned char* header, size_t available, PayloadLayout& l
          !__builtin_mul_overflow(bytes, int64_t{layout.bytesPerVoxel}, &bytes);
 }
 
+// `first` is the channel offset of bytes[0], to locate the first non-finite voxel.
 template <typename T>
-void countBlock(const unsigned char* bytes, size_t voxels, bool swap, NonFiniteCount& count) {
+void countBlock(const unsigned char* bytes, size_t voxels, bool swap, int64_t first, NonFiniteCount& count) {
   for (size_t i = 0; i < voxels; ++i) {
     const T v = readNiftiValue<T>(bytes + i * sizeof(T), swap);
+    if (std::isfinite(v)) continue;
+    if (count.firstVoxel < 0) count.firstVoxel = first + static_cast<int64_t>(i);
     if (std::isnan(v)) ++count.nan;
-    else if (std::isinf(v)) ++count.inf;
+    else ++count.inf;
   }
 }
+
+std::string plural(int64_t n, const char* word) { return std::to_string(n) + " " + word + (n == 1 ? "" : "s"); }
 
 }  // namespace
 
@@ -79,14 +84,79 @@ std::optional<std::vector<NonFiniteCount>> countNonFiniteNifti(const fs::path& p
       const auto bytes = voxels * static_cast<size_t>(layout.bytesPerVoxel);
       if (gzread(file.get(), buffer.data(), static_cast<unsigned>(bytes)) != static_cast<int>(bytes))
         throw ImageIOError(path.string() + ": the voxel data is shorter than the header declares");
+      const int64_t first = layout.voxelsPerChannel - left;
       if (layout.bytesPerVoxel == 4)
-        countBlock<float>(buffer.data(), voxels, layout.swap, counts.back());
+        countBlock<float>(buffer.data(), voxels, layout.swap, first, counts.back());
       else
-        countBlock<double>(buffer.data(), voxels, layout.swap, counts.back());
+        countBlock<double>(buffer.data(), voxels, layout.swap, first, counts.back());
       left -= static_cast<int64_t>(voxels);
     }
   }
   return counts;
+}
+
+std::vector<NonFiniteCount> countNonFiniteLoaded(const ImageVolume& image) {
+  std::vector<NonFiniteCount> counts(static_cast<size_t>(image.channels));
+  for (int64_t c = 0; c < image.channels; ++c) {
+    const float* voxel = image.channel(c);
+    NonFiniteCount& count = counts[static_cast<size_t>(c)];
+    for (int64_t i = 0; i < image.voxelsPerChannel(); ++i) {
+      if (std::isfinite(voxel[i])) continue;
+      if (count.firstVoxel < 0) count.firstVoxel = i;
+      if (std::isnan(voxel[i])) ++count.nan;
+      else ++count.inf;
+    }
+  }
+  return counts;
+}
+
+int64_t NonFiniteVoxels::total() const { return nan() + inf(); }
+
+int64_t NonFiniteVoxels::nan() const {
+  int64_t sum = 0;
+  for (const auto& c : channels) sum += c.nan;
+  return sum;
+}
+
+int64_t NonFiniteVoxels::inf() const {
+  int64_t sum = 0;
+  for (const auto& c : channels) sum += c.inf;
+  return sum;
+}
+
+std::string NonFiniteVoxels::describe() const {
+  std::ostringstream text;
+  text << plural(total(), "non-finite voxel") << " (" << nan() << " NaN, " << inf() << " Inf)";
+  for (size_t c = 0; c < channels.size(); ++c) {
+    const int64_t first = channels[c].firstVoxel;
+    if (first < 0) continue;
+    const int64_t x = first % size[0], y = first / size[0] % size[1], z = first / (size[0] * size[1]);
+    text << ", the first at voxel (" << x << ", " << y << ", " << z << ") of channel " << c;
+    break;
+  }
+  return text.str();
+}
+
+void applyNonFiniteRule(const fs::path& path, ImageVolume& image, const ReadOptions& options) {
+  // A NIfTI payload that cannot be scanned (a header this scan does not model) falls back to the
+  // loaded voxels: the reader accepted the file, and what it returned is then all there is to check.
+  std::optional<std::vector<NonFiniteCount>> stored;
+  try {
+    stored = countNonFiniteNifti(path);
+  } catch (const ImageIOError&) {
+    stored.reset();
+  }
+  NonFiniteVoxels found;
+  found.size = image.size;
+  found.channels = stored && static_cast<int64_t>(stored->size()) == image.channels ? *stored : countNonFiniteLoaded(image);
+  if (found.total() == 0) return;
+  if (options.nonFinite == NonFinitePolicy::Refuse)
+    throw NonFiniteVoxelsError(path.string() + ": " + found.describe() +
+                               "; fix the image (its preprocessing produced them), or pass --allow-non-finite "
+                               "(training config: allow_non_finite: true) to replace them by 0");
+  for (float& v : image.data)
+    if (!std::isfinite(v)) v = 0.0f;
+  if (options.onNonFiniteReplaced) options.onNonFiniteReplaced(path, found);
 }
 
 }  // namespace medseg

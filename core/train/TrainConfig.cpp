@@ -332,6 +332,7 @@ TrainConfig TrainConfig::fromJson(const nlohmann::json& document) {
   require(c.maxMinutes >= 0, "max_minutes must be >= 0 (0 = no budget)");
   c.checkpointEverySteps = top.integer("checkpoint_every_steps", c.checkpointEverySteps);
   require(c.checkpointEverySteps >= 0, "checkpoint_every_steps must be >= 0");
+  c.allowNonFinite = top.boolean("allow_non_finite", c.allowNonFinite);
 
   {
     const json& section = sectionOrEmpty(top, "network");
@@ -517,6 +518,7 @@ nlohmann::json TrainConfig::toJson() const {
       {"steps_per_epoch", stepsPerEpoch},
       {"max_minutes", maxMinutes},
       {"checkpoint_every_steps", checkpointEverySteps},
+      {"allow_non_finite", allowNonFinite},
       {"network", network},
       {"preprocessing", preprocessing.toJson()},
       {"sampler", {{"foreground_fraction", sampler.foregroundFraction}}},

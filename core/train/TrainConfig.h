@@ -23,6 +23,8 @@
 //   max_minutes: 0                 wall-clock budget of one invocation; 0 = none. Stops after the
 //                                  current step, then validates and saves as at the end of training
 //   checkpoint_every_steps: 0      checkpoint.pt also every N steps; 0 = at every epoch end only
+//   allow_non_finite: false        NaN / Inf image voxels become 0 (each reported) instead of refusing
+//                                  the case (core/io/NonFiniteVoxels.h); `medseg train --allow-non-finite`
 //   network: {depth: 4, base_filters: 16, max_filters: 320, norm: instance, leaky_slope: 0.01,
 //             residual: false, deep_supervision: true, in_channels: <data>, out_channels: <data>}
 //   preprocessing: {crop_to_foreground: true, zscore_over_brain: true, target_spacing: null}
@@ -133,6 +135,7 @@ struct TrainConfig {
   int64_t stepsPerEpoch = 250;
   double maxMinutes = 0.0;
   int64_t checkpointEverySteps = 0;
+  bool allowNonFinite = false;
   UNetConfig network;
   bool inChannelsSet = false, outChannelsSet = false;  // else taken from the data set
   PreprocessingConfig preprocessing;

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <fstream>
 
-#include "core/dataset/NiftiNonFinite.h"
+#include "core/io/NonFiniteVoxels.h"
 #include "fuzz/FuzzTargets.h"
 
 namespace medseg::fuzz {

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <limits>
 
-#include "core/dataset/NiftiNonFinite.h"
+#include "core/io/NonFiniteVoxels.h"
 #include "core/io/ImageIO.h"
 #include "support/TestSupport.h"
 
@@ -27,7 +27,7 @@ std::string header(const int16_t (&dims)[8], float offset) {
   return bytes;
 }
 
-TEST(NiftiNonFiniteRobustness, AbsurdHeadersNeverAllocateForWhatTheyDeclare) {
+TEST(NonFiniteVoxelsRobustness, AbsurdHeadersNeverAllocateForWhatTheyDeclare) {
   test::ScratchDir dir("nonfinite-robust");
   const auto file = dir / "x.nii";
   // 32767^3 voxels in 32767 channels over 16 bytes of data: the first missing block ends it.
