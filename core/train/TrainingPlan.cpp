@@ -5,8 +5,7 @@
 #include <set>
 
 #include "core/dataset/Dataset.h"
-#include "core/infer/VolumeTensor.h"
-#include "core/nn/Preprocessing.h"
+#include "core/train/CasePreparation.h"
 #include "core/util/Interrupt.h"
 
 namespace medseg {
@@ -29,7 +28,12 @@ nlohmann::json TrainingPlan::toJson() const {
             {"class_names", config.classNames},
             {"regions", regions},
             {"modalities", config.modalities},
-            {"patch_size", config.patchSize}}}};
+            {"patch_size", config.patchSize}}},
+          {"preprocessed_cache",
+           {{"folder", cache.folder ? nlohmann::json(cache.folder->string()) : nlohmann::json(nullptr)},
+            {"reused", cache.reused},
+            {"built", cache.built},
+            {"bytes", cache.bytes}}}};
 }
 
 PlannedTraining planTraining(const TrainConfig& requested, Reporter& reporter, bool showProgress) {
@@ -56,26 +60,16 @@ PlannedTraining planTraining(const TrainConfig& requested, Reporter& reporter, b
   std::vector<std::array<int64_t, 3>> shapes;
   std::optional<Progress> progress;
   if (showProgress) progress.emplace(reporter, "preprocess", static_cast<int64_t>(labelled.size()));
+  CasePreparation preparation(dataset, config, PreprocessedCache::configuredRoot(dataset), reporter);
   for (size_t i = 0; i < labelled.size(); ++i) {
-    throwIfInterrupted("preprocessing");
     const CaseEntry& entry = *labelled[i];
-    const ImageVolume image = loadCaseImage(entry);
-    const LabelVolume labels = loadCaseLabels(entry);
-    if (image.channels != config.network.inChannels)
-      throw InputError("case " + entry.id + " has " + std::to_string(image.channels) + " channels, the data set declares " +
-                       std::to_string(config.network.inChannels));
-    const PreprocessedCase pre = preprocess(image, &labels, config.preprocessing);
-    auto labelTensor = labelsToTensor(pre.labels).squeeze(0).contiguous();
-    const int maxLabel = labelTensor.numel() ? labelTensor.max().item<int>() : 0;
-    if (config.targets == TargetMode::Labels && maxLabel >= config.network.outChannels)
-      throw InputError("case " + entry.id + " contains label " + std::to_string(maxLabel) + " but the data set declares " +
-                       std::to_string(config.network.outChannels) + " labels (0.." +
-                       std::to_string(config.network.outChannels - 1) + ")");
-    prepared.push_back({entry.id, imageToTensor(pre.image), labelTensor, validationSet.count(i) > 0});
-    shapes.push_back({labelTensor.size(0), labelTensor.size(1), labelTensor.size(2)});
+    PreprocessedTensors tensors = preparation.prepare(entry);
+    shapes.push_back({tensors.labels.size(0), tensors.labels.size(1), tensors.labels.size(2)});
+    prepared.push_back({entry.id, std::move(tensors.image), std::move(tensors.labels), validationSet.count(i) > 0});
     if (progress) progress->advance(1, {{"case", entry.id}});
   }
   if (progress) progress->finish();
+  planned.plan.cache = preparation.cacheUse();
   DatasetFingerprint& fingerprint = planned.plan.fingerprint;
   fingerprint.dataset = dataset.name;
   fingerprint.folder = dataset.root.string();

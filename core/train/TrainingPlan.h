@@ -1,7 +1,7 @@
 #pragma once
 // What a data set decides for a training run, decided once and written down (nnU-Net: data-set
-// fingerprint -> plans -> one trainer). planTraining loads and preprocesses the labelled cases and
-// returns, without touching the requested config:
+// fingerprint -> plans -> one trainer). planTraining loads and preprocesses the labelled cases
+// (through the preprocessed cache, core/train/PreprocessedCache.h) and returns, without touching the requested config:
 //   - the data set's fingerprint: cases, channels, labels, preprocessed shapes;
 //   - the config resolved against it: input channels, outputs and their names (classes or BraTS
 //     regions), modalities, and the patch size (median preprocessed case, rounded to the network's
@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/train/CasePreparation.h"
 #include "core/train/TrainConfig.h"
 #include "core/train/TrainingCase.h"
 #include "core/train/Validation.h"
@@ -38,6 +39,7 @@ struct DatasetFingerprint {
 struct TrainingPlan {
   DatasetFingerprint fingerprint;
   TrainConfig config;  // resolved: what the run computes
+  CacheUse cache;      // how the preprocessed cases were obtained (not part of what is computed)
   nlohmann::json toJson() const;  // RUN/training-plan.json
 };
 
