@@ -13,6 +13,7 @@
 #include "core/eval/SegmentationMetrics.h"
 #include "core/infer/Predictor.h"
 #include "core/io/ImageIO.h"
+#include "core/io/LabelTable.h"
 #include "core/train/Trainer.h"
 #include "core/util/AtomicFile.h"
 #include "core/util/ExecutablePath.h"
@@ -107,6 +108,7 @@ nlohmann::json segmentAndEvaluate(const Dataset& dataset, const TrainResult& tra
     const CaseEntry& entry = dataset.training[index];
     const Prediction prediction = predictor.predict(loadCaseImage(entry));
     writeLabels(prediction.labels, predictions / (entry.id + ".nii.gz"));
+    writeLabelTablesBeside(labelTableFromNames(dataset.labels), predictions / (entry.id + ".nii.gz"));
     metrics.push_back(evaluateSegmentation(prediction.labels, loadCaseLabels(entry), bratsLabelScheme(), entry.id));
     progress.advance(1, {{"case", entry.id}});
   }

@@ -79,7 +79,7 @@ int runRender(const RenderOptions& options, CliContext& context) {
   if (!options.mask.empty()) {
     const LabelVolume mask = readMatchingMask(options, image);
     checkRequestedLabels(options, render::labelsPresent(mask));
-    scene.setLabels(mask, options.labels);
+    scene.setLabels(mask, options.labels, findLabelTableFor(options.mask).value_or(LabelTable{}));
   }
   // Without surfaces (or a volume) the faint context surface would be the whole picture.
   if (scene.surfaceCount() == 0 && !options.volumeRendering) scene.setBrainOpacity(1.0);

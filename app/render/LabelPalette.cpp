@@ -4,16 +4,12 @@
 
 namespace medseg::render {
 
-LabelLook defaultLabelLook(int label) {
-  switch (label) {
-    case 1: return {"edema", {40, 200, 60}, 0.45};
-    case 2: return {"non-enhancing", {230, 60, 50}, 0.55};
-    case 3: return {"enhancing", {250, 220, 40}, 0.6};
-    default: break;
-  }
-  static const Rgb palette[] = {{60, 120, 250}, {250, 120, 200}, {80, 220, 220}, {180, 100, 250}, {250, 160, 60}};
-  return {"label " + std::to_string(label), palette[((label % 5) + 5) % 5], 0.5};
+LabelLook labelLook(const LabelTable& table, int label) {
+  const LabelEntry entry = table.entryFor(label);
+  return {entry.name, {entry.rgb[0], entry.rgb[1], entry.rgb[2]}, entry.opacity};
 }
+
+LabelLook defaultLabelLook(int label) { return labelLook(LabelTable{}, label); }
 
 double surfaceOpacity(double overlayOpacity) { return std::clamp(overlayOpacity + 0.3, 0.0, 1.0); }
 

@@ -1,8 +1,10 @@
 #pragma once
 // Label names and colours shared by every picture MedSeg draws (studio overlays, 3-D surfaces,
-// `medseg render`): BraTS labels 1 edema, 2 non-enhancing tumour, 3 enhancing tumour, others from
-// a fixed palette so a label keeps its colour across pictures.
+// `medseg render`), from the label map's table (core/io/LabelTable.h); labels it does not name get
+// neutral names and a fixed palette colour, so a label keeps its colour across pictures.
 #include <string>
+
+#include "core/io/LabelTable.h"
 
 namespace medseg::render {
 
@@ -16,6 +18,8 @@ struct LabelLook {
   double opacity = 0.5;  // of the slice overlay; surfaces are drawn more opaque (surfaceOpacity)
 };
 
+LabelLook labelLook(const LabelTable& table, int label);
+// A label of a map without a table.
 LabelLook defaultLabelLook(int label);
 
 // Nested sub-regions: surfaces are more opaque than overlays but still see-through, so the inner

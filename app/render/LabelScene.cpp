@@ -56,7 +56,7 @@ void LabelScene::setBrainOpacity(double opacity) {
   if (brainActor_) brainActor_->GetProperty()->SetOpacity(std::clamp(opacity, 0.0, 1.0));
 }
 
-void LabelScene::setLabels(const LabelVolume& labels, const std::vector<int>& only) {
+void LabelScene::setLabels(const LabelVolume& labels, const std::vector<int>& only, const LabelTable& table) {
   for (auto& [label, actor] : labelActors_) renderer_->RemoveActor(actor);
   labelActors_.clear();
   if (labels.empty()) return;
@@ -66,7 +66,7 @@ void LabelScene::setLabels(const LabelVolume& labels, const std::vector<int>& on
     auto actor = surfaceActor(extractLabelSurface(image, label), labels.geometry);
     renderer_->AddActor(actor);
     labelActors_[label] = actor;
-    const LabelLook look = defaultLabelLook(label);
+    const LabelLook look = labelLook(table, label);
     setLabelStyle(label, look.colour, look.opacity, true);
   }
 }

@@ -33,8 +33,8 @@ class LabelScene {
   void setBrain(const ImageVolume& image, int channel = 0);
   void setBrainOpacity(double opacity);
   // One surface per label present in `labels` (only those in `only` when it is not empty), in the
-  // default look of each label until setLabelStyle changes it. An empty volume clears them.
-  void setLabels(const LabelVolume& labels, const std::vector<int>& only = {});
+  // look `table` gives each label until setLabelStyle changes it. An empty volume clears them.
+  void setLabels(const LabelVolume& labels, const std::vector<int>& only = {}, const LabelTable& table = {});
   // `overlayOpacity` as in the slice overlay; the surface uses surfaceOpacity() of it.
   void setLabelStyle(int label, Rgb colour, double overlayOpacity, bool visible);
   // Volume rendering of one channel, transparent below `range.lower`, brightest at `range.upper`.

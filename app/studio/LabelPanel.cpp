@@ -1,6 +1,8 @@
 #include "app/studio/LabelPanel.h"
 
 #include <QCheckBox>
+#include <QFileDialog>
+#include <QMessageBox>
 #include <QColorDialog>
 #include <QHeaderView>
 #include <QLabel>
@@ -9,6 +11,7 @@
 #include <QSlider>
 #include <QTableWidget>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <array>
 
 #include "app/studio/ViewerDocument.h"
@@ -25,6 +28,14 @@ QList<LabelStatisticsRow> computeLabelStatistics(const ViewerDocument& document)
   const double voxelMl = s[0] * s[1] * s[2] / 1000.0;
   for (const auto& [label, style] : document.labelStyles())
     rows.push_back({QString("%1 %2").arg(label).arg(style.name), counts[label], counts[label] * voxelMl});
+  // The BraTS regions only mean something for a BraTS-style label map, not for an atlas.
+  const LabelTable brats = bratsLabelTable();
+  const auto& styles = document.labelStyles();
+  const bool bratsStyle = std::all_of(brats.entries.begin(), brats.entries.end(), [&](const auto& entry) {
+    const auto style = styles.find(entry.first);
+    return style != styles.end() && style->second.name.toStdString() == entry.second.name;
+  });
+  if (!bratsStyle) return rows;
   const long long wt = counts[1] + counts[2] + counts[3], tc = counts[2] + counts[3], et = counts[3];
   rows.push_back({QObject::tr("WT whole tumour"), wt, wt * voxelMl});
   rows.push_back({QObject::tr("TC tumour core"), tc, tc * voxelMl});
@@ -37,8 +48,24 @@ LabelPanel::LabelPanel(ViewerDocument& document, QWidget* parent)
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(new QLabel(tr("Labels"), this));
   layout->addWidget(styles_);
+  // Names and colours edited here go into an ITK-SNAP label file or a Slicer colour table.
+  auto* save = new QPushButton(tr("Save label table…"), this);
+  save->setObjectName("saveLabelTable");
+  layout->addWidget(save);
+  connect(save, &QPushButton::clicked, this, [this] {
+    const QString path = QFileDialog::getSaveFileName(this, tr("Save label table"), "labels.label.txt",
+                                                      tr("ITK-SNAP labels (*.txt);;Slicer colour table (*.ctbl)"));
+    if (path.isEmpty()) return;
+    try {
+      document_.saveLabelTable(path);
+    } catch (const std::exception& e) {
+      QMessageBox::warning(this, tr("MedSeg Studio"), QString::fromUtf8(e.what()));
+    }
+  });
   layout->addWidget(new QLabel(tr("Statistics"), this));
   layout->addWidget(statistics_);
+  styles_->setObjectName("labelStyles");
+  statistics_->setObjectName("labelStatistics");
   styles_->setColumnCount(4);
   styles_->setHorizontalHeaderLabels({tr("Show"), tr("Colour"), tr("Name"), tr("Opacity")});
   styles_->horizontalHeader()->setSectionResizeMode(2, QHeaderView::Stretch);

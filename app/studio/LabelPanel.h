@@ -1,6 +1,7 @@
 #pragma once
-// The overlay panel: one row per label (show, colour, name, opacity) with its size in voxels and mL,
-// plus the BraTS regions (whole tumour, tumour core, enhancing tumour).
+// The overlay panel: one row per label (show, colour, name, opacity: all editable, saved as a label
+// table) with its size in voxels and mL, plus, for BraTS-style label maps, the BraTS regions (whole
+// tumour, tumour core, enhancing tumour).
 #include <QWidget>
 
 class QTableWidget;
@@ -14,7 +15,8 @@ struct LabelStatisticsRow {
   long long voxels = 0;
   double millilitres = 0.0;
 };
-// Per label (1..255 present or styled) then WT {1,2,3}, TC {2,3}, ET {3}.
+// Per label (1..255 present or styled) then, when labels 1..3 carry the BraTS names, WT {1,2,3},
+// TC {2,3}, ET {3}.
 QList<LabelStatisticsRow> computeLabelStatistics(const ViewerDocument& document);
 
 class LabelPanel : public QWidget {

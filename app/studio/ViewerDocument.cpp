@@ -9,10 +9,12 @@
 
 namespace medseg::studio {
 
-LabelStyle defaultLabelStyle(int label) {
+LabelStyle labelStyleFrom(const LabelTable& table, int label) {
   // One palette for slices, the 3-D view and `medseg render`.
-  const render::LabelLook look = render::defaultLabelLook(label);
-  return {QString::fromStdString(look.name), QColor(look.colour.r, look.colour.g, look.colour.b), look.opacity, true};
+  const render::LabelLook look = render::labelLook(table, label);
+  const auto entry = table.entries.find(label);
+  const bool visible = entry == table.entries.end() || entry->second.visible;
+  return {QString::fromStdString(look.name), QColor(look.colour.r, look.colour.g, look.colour.b), look.opacity, visible};
 }
 
 ViewerDocument::ViewerDocument(QObject* parent) : QObject(parent) {}
@@ -35,16 +37,22 @@ void ViewerDocument::setImage(ImageVolume image, const QString& name) {
 }
 
 void ViewerDocument::openLabels(const QString& path) {
-  setLabels(readLabels(path.toStdString()), path);
+  const std::filesystem::path file = path.toStdString();
+  LabelVolume labels = readLabels(file);
+  setLabels(std::move(labels), path, findLabelTableFor(file).value_or(LabelTable{}));
 }
 
-void ViewerDocument::setLabels(LabelVolume labels, const QString& name) {
+void ViewerDocument::setLabels(LabelVolume labels, const QString& name, const LabelTable& table) {
   if (hasImage() && labels.size != image_.size)
     throw ImageIOError("label map " + name.toStdString() + " is " + describeSize(labels.size) +
                        " but the image is " + describeSize(image_.size) + "; open the matching image first");
   labels_ = std::move(labels);
   labelsPath_ = name;
-  ensureLabelStyles();
+  std::vector<bool> present(256, false);
+  for (uint8_t v : labels_.data) present[v] = true;
+  labelStyles_.clear();
+  for (int label = 1; label < 256; ++label)
+    if (present[static_cast<size_t>(label)] || table.entries.count(label)) labelStyles_[label] = labelStyleFrom(table, label);
   Q_EMIT labelsChanged();
 }
 
@@ -57,15 +65,24 @@ void ViewerDocument::clearLabels() {
 void ViewerDocument::saveLabels(const QString& path) const {
   if (!hasLabels()) throw ImageIOError("there is no label map to save");
   writeLabels(labels_, path.toStdString());
+  writeLabelTablesBeside(labelTable(), path.toStdString());
 }
 
-void ViewerDocument::ensureLabelStyles() {
-  std::vector<bool> present(256, false);
-  for (uint8_t v : labels_.data) present[v] = true;
-  for (int label = 1; label < 256; ++label)
-    if (present[label] && !labelStyles_.count(label)) labelStyles_[label] = defaultLabelStyle(label);
-  for (int label = 1; label <= 3; ++label)
-    if (!labelStyles_.count(label)) labelStyles_[label] = defaultLabelStyle(label);
+LabelTable ViewerDocument::labelTable() const {
+  LabelTable table;
+  for (const auto& [label, style] : labelStyles_)
+    table.entries[label] = {style.name.toStdString(),
+                            {static_cast<uint8_t>(style.color.red()), static_cast<uint8_t>(style.color.green()),
+                             static_cast<uint8_t>(style.color.blue())},
+                            style.opacity,
+                            style.visible};
+  return table;
+}
+
+void ViewerDocument::saveLabelTable(const QString& path) const {
+  const std::filesystem::path file = path.toStdString();
+  if (file.extension() == ".ctbl") writeSlicerColorTable(labelTable(), file);
+  else writeItkSnapLabels(labelTable(), file);
 }
 
 void ViewerDocument::setChannel(int channel) {

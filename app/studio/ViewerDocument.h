@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 
+#include "core/io/LabelTable.h"
 #include "core/io/Volume.h"
 
 namespace medseg::studio {
@@ -36,10 +37,16 @@ class ViewerDocument : public QObject {
   // Loading throws medseg::ImageIOError; the document is unchanged on failure.
   void openImage(const QString& path);
   void setImage(ImageVolume image, const QString& name);
+  // Names and colours from the table beside the label map (LabelTable.h), else neutral ones.
   void openLabels(const QString& path);
-  void setLabels(LabelVolume labels, const QString& name);
+  // Styles from `table` for its labels and the labels present; neutral ones for the rest.
+  void setLabels(LabelVolume labels, const QString& name, const LabelTable& table = {});
   void clearLabels();
+  // The label map, with its ITK-SNAP and Slicer tables beside it.
   void saveLabels(const QString& path) const;
+  // The label styles as a table; saveLabelTable writes it (.ctbl: Slicer, else ITK-SNAP).
+  LabelTable labelTable() const;
+  void saveLabelTable(const QString& path) const;
 
   bool hasImage() const { return !image_.empty(); }
   bool hasLabels() const { return !labels_.empty(); }
@@ -74,7 +81,6 @@ class ViewerDocument : public QObject {
   void displayChanged();  // channel, window/level or label styles
 
  private:
-  void ensureLabelStyles();
 
   ImageVolume image_;
   LabelVolume labels_;
@@ -86,7 +92,7 @@ class ViewerDocument : public QObject {
   std::map<int, LabelStyle> labelStyles_;
 };
 
-// Default BraTS names and colours (1 edema, 2 non-enhancing, 3 enhancing), others from a palette.
-LabelStyle defaultLabelStyle(int label);
+// The style of `label` in `table` (neutral name and palette colour when the table lacks it).
+LabelStyle labelStyleFrom(const LabelTable& table, int label);
 
 }  // namespace medseg::studio

@@ -13,6 +13,7 @@
 #include "core/infer/InferencePlan.h"
 #include "core/infer/Predictor.h"
 #include "core/io/ImageIO.h"
+#include "core/io/LabelTable.h"
 #include "core/io/NonFiniteVoxels.h"
 #include "core/util/Interrupt.h"
 
@@ -82,6 +83,7 @@ nlohmann::json segmentCase(const InferenceCase& job, const Predictor& predictor,
   if (!job.labelsOut.parent_path().empty()) fs::create_directories(job.labelsOut.parent_path());
   if (options.probabilities) writeImage(prediction.probabilities, job.probabilitiesOut);
   writeLabels(prediction.labels, job.labelsOut);
+  writeLabelTablesBeside(labelTableFromNames(names), job.labelsOut);  // ITK-SNAP and Slicer show our names
   nlohmann::json details = {{"case", job.entry.id},
                             {"status", "ok"},
                             {"output", job.labelsOut.string()},

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/io/ImageIO.h"
+#include "core/io/LabelTable.h"
 #include "support/TestSupport.h"
 
 namespace medseg {
@@ -72,6 +73,15 @@ TEST(InferCli, TrainedModelSegmentsADataSetFolderAndOneImage) {
   EXPECT_NE(single.output.find("1 of 1 case(s) segmented"), std::string::npos) << single.output;
   EXPECT_TRUE(fs::exists(dir / "one.nii.gz"));
   EXPECT_TRUE(fs::exists(dir / "one_probabilities.nii.gz"));
+  // Beside each mask its ITK-SNAP label file (and a Slicer colour table), so both show our names.
+  const LabelTable snap = readLabelTable(dir / "one.label.txt");
+  ASSERT_EQ(snap.entries.size(), 3u);
+  EXPECT_EQ(snap.entries.at(1).name, "edema");
+  EXPECT_EQ(snap.entries.at(2).name, "non-enhancing");
+  EXPECT_EQ(snap.entries.at(3).name, "enhancing");
+  EXPECT_EQ(snap.entries.at(3).rgb, bratsLabelTable().entries.at(3).rgb);
+  EXPECT_EQ(readLabelTable(dir / "one.ctbl").entries.at(1).name, "edema");
+  EXPECT_TRUE(fs::exists(fs::path(inferred["cases"][0]["output"].get<std::string>()).replace_extension().replace_extension(".label.txt")));
   // Option mistakes are bad input before anything is loaded.
   EXPECT_EQ(test::runMedseg({"infer", "--model", best.string(), "--input", data.string(), "--out", (dir / "x").string(),
                              "--overlap", "1.5"}).exitCode, 3);

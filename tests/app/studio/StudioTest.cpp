@@ -1,6 +1,10 @@
 // GUI tests of medseg-studio (Qt Test, run under xvfb-run). Screenshots are kept as artefacts in
 // the test's working folder (artifacts/) for inspection.
 #include <QDir>
+#include <QLineEdit>
+#include <QMessageBox>
+#include <QTableWidget>
+#include <QTimer>
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QMenu>
@@ -22,6 +26,8 @@
 #include "app/studio/ViewerDocument.h"
 #include "app/studio/VtkOpenGLWidget.h"
 #include "core/io/ImageIO.h"
+#include "core/io/LabelTable.h"
+#include "core/io/NonFiniteVoxels.h"
 #include "support/Phantoms.h"
 
 using namespace medseg;
@@ -106,7 +112,7 @@ class StudioTest : public QObject {
     MainWindow window;
     ImageVolume image = phantomImage();
     window.document().setImage(image, "phantom");
-    window.document().setLabels(phantomLabels(image), "labels");
+    window.document().setLabels(phantomLabels(image), "labels", bratsLabelTable());
     window.document().setCursor({24, 28, 20});
     const QImage slice = window.sliceView(static_cast<int>(Axis::Axial))->renderSlice();
     const QColor enhancing = slice.pixelColor(24, 28);   // label 3: yellow
@@ -139,7 +145,7 @@ class StudioTest : public QObject {
     MainWindow window;
     ImageVolume image = phantomImage();
     window.document().setImage(image, "phantom");
-    window.document().setLabels(phantomLabels(image), "labels");
+    window.document().setLabels(phantomLabels(image), "labels", bratsLabelTable());
     QVERIFY(window.surfaceView()->surfaceCount() >= 2);
     QVERIFY(window.surfaceView()->triangleCount() > 100);
     window.resize(1000, 800);
@@ -180,6 +186,7 @@ class StudioTest : public QObject {
     const QString imagePath = dir.filePath("image.nii.gz"), maskPath = dir.filePath("mask.nii.gz");
     writeImage(image, imagePath.toStdString());
     writeLabels(phantomLabels(image), maskPath.toStdString());
+    writeLabelTablesBeside(bratsLabelTable(), maskPath.toStdString());  // as `medseg infer` writes beside its masks
     const QString out = artifactPath("screenshot-cli-3d.png");
     QFile::remove(out);
     QProcess studio;
@@ -190,6 +197,80 @@ class StudioTest : public QObject {
     const QImage shot(out);
     QVERIFY(!shot.isNull());
     QVERIFY(countGreenSurfacePixels(shot) > shot.width() * shot.height() / 100);
+  }
+
+  // Colin27 with the AAL atlas from mricron-data: the atlas's own region names (aal.nii.txt) and
+  // colours (aal.nii.lut) in the label panel and the statistics table, no BraTS names or regions.
+  void atlasShowsItsRegionNamesInTheLabelPanel() {
+    const QString templates = MEDSEG_TEST_TEMPLATE_DIR;
+    MainWindow window;
+    QString error;
+    QVERIFY2(window.openImage(templates + "/ch2.nii.gz", &error), qPrintable(error));
+    QVERIFY2(window.openLabels(templates + "/aal.nii.gz", &error), qPrintable(error));
+    QCOMPARE(window.document().labelStyles().size(), size_t{116});
+    QCOMPARE(window.document().labelStyles().at(1).name, QString("Precentral_L"));
+    auto* panel = window.findChild<LabelPanel*>();
+    QVERIFY(panel);
+    QStringList editors;
+    for (const auto* edit : panel->findChildren<QLineEdit*>()) editors << edit->text();
+    QVERIFY2(editors.contains("Precentral_L") && editors.contains("Vermis_10"), qPrintable(editors.mid(0, 5).join(", ")));
+    QVERIFY(!editors.contains("edema"));
+    auto* statistics = panel->findChild<QTableWidget*>("labelStatistics");
+    QVERIFY(statistics);
+    QStringList rows;
+    for (int row = 0; row < statistics->rowCount(); ++row) rows << statistics->item(row, 0)->text();
+    QVERIFY2(rows.contains("1 Precentral_L"), qPrintable(rows.mid(0, 5).join(", ")));
+    QCOMPARE(rows.size(), 116);  // no whole-tumour / core / enhancing rows for an atlas
+    QVERIFY(statistics->item(0, 1)->text().toLongLong() > 1000);  // Precentral_L has voxels
+    window.resize(1400, 900);
+    window.show();
+    QVERIFY(grabView(window, "all").save(artifactPath("atlas-labels.png")));
+
+    // A renamed region is saved as an ITK-SNAP table and read back.
+    LabelStyle style = window.document().labelStyles().at(1);
+    style.name = "Precentral gyrus (left)";
+    window.document().setLabelStyle(1, style);
+    QTemporaryDir dir;
+    window.document().saveLabelTable(dir.filePath("aal.label.txt"));
+    const LabelTable saved = readLabelTable(dir.filePath("aal.label.txt").toStdString());
+    QCOMPARE(QString::fromStdString(saved.entries.at(1).name), QString("Precentral gyrus (left)"));
+    QCOMPARE(QString::fromStdString(saved.entries.at(2).name), QString("Precentral_R"));
+
+    // The same through the screenshot command.
+    const QString out = artifactPath("screenshot-cli-atlas.png");
+    QFile::remove(out);
+    QProcess studio;
+    studio.start(MEDSEG_STUDIO_BINARY, {"--open", templates + "/ch2.nii.gz", "--overlay", templates + "/aal.nii.gz",
+                                        "--screenshot", out, "--size", "1400x900"});
+    QVERIFY(studio.waitForFinished(120000));
+    QCOMPARE(studio.exitCode(), 0);
+    QVERIFY(!QImage(out).isNull());
+  }
+
+  // A float NIfTI with NaN voxels (which ITK would load as 0): an error dialog naming the count, and
+  // the viewer stays up with the image it had.
+  void nanImageGivesAnErrorDialogAndTheViewerStaysUp() {
+    QTemporaryDir dir;
+    ImageVolume image = phantomImage();
+    writeImage(image, dir.filePath("fine.nii.gz").toStdString());
+    for (int i = 0; i < 4000; ++i) image.data[static_cast<size_t>(i)] = std::nanf("");
+    writeImage(image, dir.filePath("nan_case.nii.gz").toStdString());
+    MainWindow window;
+    window.show();
+    QVERIFY(window.openImage(dir.filePath("fine.nii.gz")));
+    QString dialogText;
+    QTimer::singleShot(200, [&dialogText] {
+      if (auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget())) {
+        dialogText = box->text();
+        box->accept();
+      }
+    });
+    QVERIFY(!window.openImage(dir.filePath("nan_case.nii.gz")));  // no error out-parameter: the dialog
+    QVERIFY2(dialogText.contains("4000 non-finite voxels (4000 NaN, 0 Inf)"), qPrintable(dialogText));
+    QVERIFY(dialogText.contains("--allow-non-finite"));
+    QVERIFY(window.isVisible());
+    QCOMPARE(window.document().imagePath(), dir.filePath("fine.nii.gz"));
+    QVERIFY(window.document().hasImage());
   }
 
   void mismatchedMaskIsRefusedAndKeepsTheDocument() {
