@@ -12,11 +12,15 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <thread>
 
+#include <sys/resource.h>
+
 #include "app/cli/CommandRegistry.h"
+#include "core/util/Cores.h"
 #include "app/cli/PipelineBench.h"
 #include "core/infer/SlidingWindow.h"
 #include "core/train/DataLoader.h"
@@ -49,6 +53,30 @@ struct BenchOptions {
 
 double secondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Process CPU time (all threads, user + system), for utilisation = CPU seconds / wall seconds / cores.
+double processCpuSeconds() {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+}
+
+// Wall time and CPU utilisation of one measured piece of work.
+struct Measured {
+  double wallSeconds = 0.0;
+  double cpuUtilisation = 0.0;  // process CPU seconds / wall seconds / usable cores
+};
+
+Measured measure(const std::function<void()>& work) {
+  const double cpuBefore = processCpuSeconds();
+  const auto start = std::chrono::steady_clock::now();
+  work();
+  Measured m;
+  m.wallSeconds = secondsSince(start);
+  m.cpuUtilisation = (processCpuSeconds() - cpuBefore) / std::max(1e-9, m.wallSeconds) / usableCores();
+  return m;
 }
 
 double peakResidentMegabytes() {
@@ -118,12 +146,15 @@ nlohmann::json benchTraining(const BenchOptions& o, TrainingEngine& engine, Repo
   DataLoader loader(std::move(factory), config.loader, 0, o.warmup + o.steps);
   Progress progress(reporter, "bench train", o.warmup + o.steps);
   std::vector<double> stepSeconds;
-  double loopSeconds = 0.0, waitAtWarmupEnd = 0.0;
+  double loopSeconds = 0.0, waitAtWarmupEnd = 0.0, cpuAtWarmupEnd = processCpuSeconds();
   for (int64_t s = 0; s < o.warmup + o.steps; ++s) {
     const auto start = std::chrono::steady_clock::now();
     const Batch batch = loader.next();
     const StepStats stats = engine.step(batch);
-    if (s == o.warmup - 1) waitAtWarmupEnd = loader.waitSeconds();
+    if (s == o.warmup - 1) {
+      waitAtWarmupEnd = loader.waitSeconds();
+      cpuAtWarmupEnd = processCpuSeconds();
+    }
     if (s >= o.warmup) {
       stepSeconds.push_back(stats.seconds);
       loopSeconds += secondsSince(start);
@@ -136,7 +167,9 @@ nlohmann::json benchTraining(const BenchOptions& o, TrainingEngine& engine, Repo
   const double voxels = static_cast<double>(o.batch * o.patch * o.patch * o.patch);
   const double flopsPerStep = 3.0 * engine.model()->forwardFlopsPerVoxel() * voxels;  // backward ~ 2x forward
   const double waited = loader.waitSeconds() - (o.warmup > 0 ? waitAtWarmupEnd : 0.0);
+  const double cpuUtilisation = (processCpuSeconds() - cpuAtWarmupEnd) / std::max(1e-9, loopSeconds) / usableCores();
   return {{"step_s", median},
+          {"cpu_utilisation", cpuUtilisation},
           {"voxels_per_s", voxels / median},
           {"gflops", flopsPerStep / median / 1e9},
           {"data_wait_fraction", loopSeconds > 0 ? waited / loopSeconds : 0.0},
@@ -155,19 +188,35 @@ nlohmann::json benchInference(const BenchOptions& o, TrainingEngine& engine, Rep
   window.roi = {o.roi, o.roi, o.roi};
   window.overlap = o.overlap;
   window.sizeDivisor = model->config().sizeDivisor();
+  window.threads = o.threads;
   const int64_t windows = slidingWindowCount({volume.size(1), volume.size(2), volume.size(3)}, window);
-  Progress progress(reporter, "bench infer", windows);
-  auto start = std::chrono::steady_clock::now();
-  slidingWindowInference(volume, forward, window, [&](int64_t, int64_t) { progress.advance(); });
+  // The same windows one batch at a time and then concurrently (the automatic choice), side by side.
+  SlidingWindowOptions sequential = window;
+  sequential.workers = 1;
+  const WindowConcurrency concurrency = windowConcurrency(windows, o.threads > 0 ? o.threads : usableCores(), 0);
+  Progress progress(reporter, "bench infer", 2 * windows);
+  const Measured oneAtATime =
+      measure([&] { slidingWindowInference(volume, forward, sequential, [&](int64_t, int64_t) { progress.advance(); }); });
+  const Measured concurrent =
+      measure([&] { slidingWindowInference(volume, forward, window, [&](int64_t, int64_t) { progress.advance(); }); });
   progress.finish();
-  nlohmann::json result = {{"sliding_window_s", secondsSince(start)}, {"windows", windows}, {"roi", o.roi},
-                           {"overlap", o.overlap}, {"size", o.inferSize}};
+  nlohmann::json result = {{"sliding_window_s", concurrent.wallSeconds},
+                           {"sliding_window_cpu_utilisation", concurrent.cpuUtilisation},
+                           {"window_workers", concurrency.workers},
+                           {"threads_per_window_worker", concurrency.threadsPerWorker},
+                           {"sliding_window_one_at_a_time_s", oneAtATime.wallSeconds},
+                           {"sliding_window_one_at_a_time_cpu_utilisation", oneAtATime.cpuUtilisation},
+                           {"concurrent_windows_speedup", oneAtATime.wallSeconds / std::max(1e-9, concurrent.wallSeconds)},
+                           {"windows", windows},
+                           {"roi", o.roi},
+                           {"overlap", o.overlap},
+                           {"size", o.inferSize}};
   if (o.wholeVolume) {
     SlidingWindowOptions whole = window;
     whole.roi = {volume.size(1), volume.size(2), volume.size(3)};
-    start = std::chrono::steady_clock::now();
-    slidingWindowInference(volume, forward, whole);
-    result["whole_volume_s"] = secondsSince(start);
+    const Measured pass = measure([&] { slidingWindowInference(volume, forward, whole); });
+    result["whole_volume_s"] = pass.wallSeconds;
+    result["whole_volume_cpu_utilisation"] = pass.cpuUtilisation;
   }
   model->train();
   return result;
@@ -177,7 +226,7 @@ int runBench(const BenchOptions& o, CliContext& context) {
   if (o.threads > 0) torch::set_num_threads(o.threads);
   Reporter& reporter = context.reporter();
   nlohmann::json result = {{"event", "result"}, {"kind", "bench"}, {"threads", torch::get_num_threads()},
-                           {"hardware_threads", std::thread::hardware_concurrency()}};
+                           {"hardware_threads", std::thread::hardware_concurrency()}, {"usable_cores", usableCores()}};
   const double conv = measureConv3dGflops();
   result["conv3d_gflops"] = conv;
   TrainingEngine engine(benchConfig(o), torch::kCPU);
@@ -202,15 +251,21 @@ int runBench(const BenchOptions& o, CliContext& context) {
     std::cout << "training step         " << t["step_s"].get<double>() << " s  (" << t["voxels_per_s"].get<double>() / 1e6
               << " Mvoxel/s, " << t["gflops"].get<double>() << " GFLOP/s = "
               << 100 * t["efficiency_vs_conv3d"].get<double>() << "% of conv3d), data wait "
-              << 100 * t["data_wait_fraction"].get<double>() << "% of step time\n";
+              << 100 * t["data_wait_fraction"].get<double>() << "% of step time, CPU "
+              << 100 * t["cpu_utilisation"].get<double>() << "% of " << result["usable_cores"] << " cores\n";
   }
   if (result.contains("infer")) {
     const auto& i = result["infer"];
     std::cout << "sliding window        " << i["sliding_window_s"].get<double>() << " s for " << i["windows"]
               << " windows of " << o.roi << "^3 over " << o.inferSize[0] << "x" << o.inferSize[1] << "x" << o.inferSize[2]
-              << "x4\n";
+              << "x4, CPU " << 100 * i["sliding_window_cpu_utilisation"].get<double>() << "% ("
+              << i["window_workers"] << " window workers x " << i["threads_per_window_worker"] << " threads)\n"
+              << "  one window at a time " << i["sliding_window_one_at_a_time_s"].get<double>() << " s, CPU "
+              << 100 * i["sliding_window_one_at_a_time_cpu_utilisation"].get<double>() << "%: concurrent windows x"
+              << i["concurrent_windows_speedup"].get<double>() << "\n";
     if (i.contains("whole_volume_s"))
-      std::cout << "whole volume          " << i["whole_volume_s"].get<double>() << " s in one pass\n";
+      std::cout << "whole volume          " << i["whole_volume_s"].get<double>() << " s in one pass, CPU "
+                << 100 * i["whole_volume_cpu_utilisation"].get<double>() << "%\n";
   }
   std::cout << "peak memory           " << result["peak_rss_mb"].get<double>() << " MB resident\n";
   return kOk;

@@ -65,6 +65,10 @@ void addInfer(CLI::App& parent, CliContext& context) {
   cmd->add_option("--roi", o->roi, "Window size z,y,x (or one edge); default the model's patch size")->delimiter(',');
   cmd->add_option("--overlap", o->overlap, "Fractional overlap of neighbouring windows, [0, 1)")->capture_default_str();
   cmd->add_option("--window-batch", o->windowBatch, "Windows per forward pass")->capture_default_str();
+  cmd->add_option("--workers", o->windowWorkers,
+                  "Window batches run at once, sharing the CPU threads (0: one per core, at most 4; 1: one at a time)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--whole-volume", o->wholeVolume, "One pass over the whole cropped image instead of windows");
   cmd->add_flag("--tta", o->tta, "Mirror test-time augmentation (mean over the 8 axis flips; 8x slower)");
   cmd->add_flag("--no-gaussian", *noGaussian, "Average overlapping windows uniformly instead of Gaussian-weighted");

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "core/io/NonFiniteVoxels.h"
+#include "core/util/Cores.h"
 #include "core/util/Interrupt.h"
 
 namespace medseg {
@@ -372,7 +373,7 @@ std::vector<Finding> unusedLabelFindings(const Dataset& dataset, const std::vect
 }
 
 int resolveThreads(int requested, size_t cases) {
-  int threads = requested > 0 ? requested : static_cast<int>(std::min(8u, std::max(1u, std::thread::hardware_concurrency())));
+  int threads = requested > 0 ? requested : static_cast<int>(std::min(8, usableCores()));
   return std::max(1, std::min(threads, static_cast<int>(std::max<size_t>(cases, 1))));
 }
 

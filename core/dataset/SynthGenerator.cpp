@@ -21,6 +21,7 @@
 #include "core/dataset/SynthTumour.h"
 #include "core/io/ImageIO.h"
 #include "core/util/AtomicFile.h"
+#include "core/util/Cores.h"
 #include "core/util/Interrupt.h"
 
 namespace medseg {
@@ -318,7 +319,7 @@ SynthSummary generateSynthDataset(const SynthOptions& options, Reporter& reporte
     throw ImageIOError("cannot create the data-set folders in " + root.string() + ": " + e.code().message());
   }
   const int total = options.cases + options.testCases;
-  int threads = options.threads > 0 ? options.threads : static_cast<int>(std::thread::hardware_concurrency());
+  int threads = options.threads > 0 ? options.threads : usableCores();
   threads = std::clamp(threads, 1, total);
   std::vector<CaseOutcome> outcomes;
   writeCases(options, *anatomy, root, threads, reporter, outcomes);

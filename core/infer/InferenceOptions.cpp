@@ -16,6 +16,7 @@ void InferenceOptions::validate() const {
   }
   if (!(overlap >= 0 && overlap < 1)) throw InputError("overlap (--overlap) must be in [0, 1)");
   if (windowBatch < 1) throw InputError("window batch (--window-batch) must be at least 1");
+  if (windowWorkers < 0) throw InputError("window workers (--workers) must be 0 (automatic) or more");
   if (threads < 0) throw InputError("threads (--threads) must be 0 (all cores) or positive");
   static const std::set<std::string> subsets{"test", "training", "all"};
   if (!subsets.count(subset)) throw InputError("subset (--subset) must be test, training or all, got \"" + subset + "\"");
@@ -29,6 +30,8 @@ PredictorOptions InferenceOptions::predictorOptions() const {
     p.roi = roi.size() == 1 ? std::array<int64_t, 3>{roi[0], roi[0], roi[0]} : std::array<int64_t, 3>{roi[0], roi[1], roi[2]};
   p.overlap = overlap;
   p.windowBatch = windowBatch;
+  p.windowWorkers = windowWorkers;
+  p.threads = threads;
   p.wholeVolume = wholeVolume;
   p.mirrorTta = tta;
   p.gaussian = gaussian;

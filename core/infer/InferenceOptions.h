@@ -21,12 +21,13 @@ struct InferenceOptions {
   std::vector<int64_t> roi;     // empty: the model's patch size; one edge or z,y,x
   double overlap = 0.5;
   int64_t windowBatch = 1;
+  int64_t windowWorkers = 0;    // window batches at once (SlidingWindowOptions::workers); 0 chooses
   bool wholeVolume = false;
   bool tta = false;
   bool gaussian = true;
   bool probabilities = false;
   bool allowNonFinite = false;  // NaN / Inf voxels become 0 (reported) instead of refusing the image
-  int threads = 0;              // LibTorch CPU threads, 0: leave as is (all cores)
+  int threads = 0;              // CPU threads the inference may use (all window workers together); 0: usableCores()
   std::string device = "auto";
   std::string subset = "test";  // data-set input: test, training or all
   std::vector<std::string> cases;

@@ -256,6 +256,8 @@ Prediction Predictor::predict(const ImageVolume& image, const PredictorOptions& 
     for (int a = 0; a < 3; ++a) window.roi[a] = roundUp(input.size(1 + a), sizeDivisor_);
   window.overlap = options.overlap;
   window.windowBatch = options.windowBatch;
+  window.workers = options.windowWorkers;
+  window.threads = options.threads;
   window.gaussian = options.gaussian;
   window.mirrorTta = options.mirrorTta;
   window.sizeDivisor = sizeDivisor_;

@@ -33,6 +33,8 @@ struct PredictorOptions {
   std::optional<std::array<int64_t, 3>> roi;  // z, y, x; default the model's training patch size
   double overlap = 0.5;
   int64_t windowBatch = 1;
+  int64_t windowWorkers = 0;   // SlidingWindowOptions::workers
+  int64_t threads = 0;         // SlidingWindowOptions::threads (0: the cores this process may use)
   bool gaussian = true;
   bool mirrorTta = false;
   bool wholeVolume = false;    // one pass over the whole (cropped, padded) image, ignoring roi

@@ -1,10 +1,18 @@
 #include "core/infer/SlidingWindow.h"
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
 #include <sstream>
 #include <string>
 
+#include <omp.h>
+
+#include <ATen/Parallel.h>
+
+#include "core/util/Cores.h"
 #include "core/util/Interrupt.h"
+#include "core/util/OrderedWork.h"
 
 namespace medseg {
 namespace {
@@ -98,7 +106,32 @@ void checkOutput(const torch::Tensor& out, int64_t batch, const Shape3& window) 
   }
 }
 
+// Sets torch's intra-op threads for the duration of concurrent windows and restores them after.
+class IntraOpThreads {
+ public:
+  explicit IntraOpThreads(int64_t threads) : before_(at::get_num_threads()) {
+    if (threads != before_) at::set_num_threads(static_cast<int>(threads));
+  }
+  ~IntraOpThreads() {
+    if (at::get_num_threads() != before_) at::set_num_threads(before_);
+  }
+  IntraOpThreads(const IntraOpThreads&) = delete;
+  IntraOpThreads& operator=(const IntraOpThreads&) = delete;
+
+ private:
+  int before_;
+};
+
 }  // namespace
+
+WindowConcurrency windowConcurrency(int64_t batches, int64_t cores, int64_t requested) {
+  WindowConcurrency c;
+  cores = std::max<int64_t>(1, cores);
+  batches = std::max<int64_t>(1, batches);
+  c.workers = requested > 0 ? std::min(requested, batches) : std::min({cores, batches, int64_t{4}});
+  c.threadsPerWorker = std::max<int64_t>(1, cores / c.workers);
+  return c;
+}
 
 torch::Tensor gaussianImportanceMap(const std::array<int64_t, 3>& roi, double sigmaScale) {
   if (sigmaScale <= 0) throw InputError("Gaussian sigma scale must be positive");
@@ -147,13 +180,36 @@ torch::Tensor slidingWindowInference(const torch::Tensor& input, const ForwardFn
 
   const int64_t total = int64_t(plan.starts.size());
   const bool weighted = total > 1;  // a single window's weighted average is the window itself
-  torch::Tensor sum, weightSum, importance;
-  for (int64_t first = 0; first < total; first += options.windowBatch) {
-    const int64_t count = std::min(options.windowBatch, total - first);
+  const int64_t batches = (total + options.windowBatch - 1) / options.windowBatch;
+  auto windowsOfBatch = [&](int64_t batch) {
+    const int64_t first = batch * options.windowBatch;
+    return std::pair<int64_t, int64_t>{first, std::min(options.windowBatch, total - first)};
+  };
+  auto runBatch = [&](int64_t batch) {
+    const auto [first, count] = windowsOfBatch(batch);
     std::vector<torch::Tensor> windows;
     for (int64_t i = first; i < first + count; ++i) windows.push_back(windowOf(padded, plan.starts[i], plan.window));
     torch::Tensor out = runForward(forward, torch::stack(windows), options.mirrorTta);
     checkOutput(out, count, plan.window);
+    return out;
+  };
+  // Concurrent batches only on the CPU: a GPU runs one window's kernels across the whole device.
+  const bool cpu = input.device().is_cpu();
+  const int64_t budget = options.threads > 0 ? options.threads : usableCores();
+  const WindowConcurrency concurrency = cpu ? windowConcurrency(batches, budget, options.workers) : WindowConcurrency{};
+  const int64_t workers = concurrency.workers > 1 ? concurrency.workers : 0;
+  std::optional<IntraOpThreads> threads;
+  if (cpu) threads.emplace(concurrency.threadsPerWorker);
+  const int workerThreads = static_cast<int>(concurrency.threadsPerWorker);
+  // Each worker holds at most two finished outputs beyond the one being added.
+  OrderedWork<torch::Tensor> outputs(runBatch, workers, 2 * std::max<int64_t>(1, workers), 0, batches, [workerThreads] {
+    c10::GradMode::set_enabled(false);
+    omp_set_num_threads(workerThreads);  // OpenMP's thread count is per thread: oneDNN reads it here
+  });
+  torch::Tensor sum, weightSum, importance;
+  for (int64_t batch = 0; batch < batches; ++batch) {
+    const auto [first, count] = windowsOfBatch(batch);
+    const torch::Tensor out = outputs.next();
     if (!sum.defined()) {
       const auto on = torch::TensorOptions().dtype(out.scalar_type()).device(out.device());
       sum = torch::zeros({out.size(1), plan.padded[0], plan.padded[1], plan.padded[2]}, on);

@@ -27,7 +27,24 @@ struct SlidingWindowOptions {
   bool gaussian = true;                    // false: uniform weights (plain averaging)
   bool mirrorTta = false;                  // average over flips along each spatial axis
   int64_t sizeDivisor = 1;                 // pad the (whole-volume) input to a multiple of this
+  // Window batches run at once, each on its own thread with a share of torch's intra-op threads;
+  // 0 chooses (windowConcurrency). Outputs are added to the sums in window order whatever the
+  // number, so labels match the sequential path and probabilities agree to float rounding.
+  int64_t workers = 0;
+  // The CPU threads all workers share (torch's intra-op threads are set to threads / workers while
+  // the windows run, then restored); 0: every core this process may use (usableCores).
+  int64_t threads = 0;
 };
+
+// How many window batches run at once and with how many intra-op threads each, for `batches` window
+// batches on `cores` intra-op threads. requested > 0 is taken (at most one per batch); 0 gives one
+// worker per core (at most 4: each holds one window's activations), since LibTorch's kernels on a
+// single window scale poorly beyond a thread or two, while independent windows scale with the cores.
+struct WindowConcurrency {
+  int64_t workers = 1;
+  int64_t threadsPerWorker = 1;
+};
+WindowConcurrency windowConcurrency(int64_t batches, int64_t cores, int64_t requested);
 
 using ForwardFn = std::function<torch::Tensor(const torch::Tensor&)>;  // [N,C,D,H,W] -> [N,K,D,H,W]
 

@@ -1,6 +1,5 @@
 #include "core/train/DataLoader.h"
 
-#include <chrono>
 #include <stdexcept>
 
 #include "core/train/Targets.h"
@@ -46,71 +45,8 @@ Batch BatchFactory::make(int64_t step) const {
 }
 
 DataLoader::DataLoader(BatchSource source, const LoaderConfig& config, int64_t firstStep, int64_t endStep)
-    : source_(std::move(source)),
-      prefetch_(config.prefetch),
-      endStep_(endStep),
-      nextToDeliver_(firstStep),
-      nextToClaim_(firstStep) {
-  for (int64_t i = 0; i < config.workers; ++i) workers_.emplace_back([this] { work(); });
-}
-
-DataLoader::~DataLoader() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stopping_ = true;
-  }
-  changed_.notify_all();
-  for (auto& worker : workers_) worker.join();
-}
-
-void DataLoader::work() {
-  // Batches are small tensors filled by plain loops; keep torch from spawning thread teams here.
-  torch::NoGradGuard noGrad;
-  while (true) {
-    int64_t step = 0;
-    {
-      std::unique_lock<std::mutex> lock(mutex_);
-      changed_.wait(lock, [this] {
-        return stopping_ || failure_ || (nextToClaim_ < endStep_ && nextToClaim_ < nextToDeliver_ + prefetch_);
-      });
-      if (stopping_ || failure_) return;
-      step = nextToClaim_++;
-    }
-    try {
-      Batch batch = source_(step);
-      std::lock_guard<std::mutex> lock(mutex_);
-      ready_.emplace(step, std::move(batch));
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      failure_ = std::current_exception();
-    }
-    changed_.notify_all();
-  }
-}
-
-Batch DataLoader::next() {
-  const auto start = std::chrono::steady_clock::now();
-  Batch batch;
-  if (workers_.empty()) {
-    if (nextToDeliver_ >= endStep_) throw std::logic_error("DataLoader::next() called past the last step");
-    batch = source_(nextToDeliver_++);
-  } else {
-    std::unique_lock<std::mutex> lock(mutex_);
-    if (nextToDeliver_ >= endStep_) throw std::logic_error("DataLoader::next() called past the last step");
-    changed_.wait(lock, [this] { return failure_ || ready_.count(nextToDeliver_) > 0; });
-    if (failure_) std::rethrow_exception(failure_);
-    auto node = ready_.extract(nextToDeliver_++);
-    batch = std::move(node.mapped());
-  }
-  changed_.notify_all();
-  std::lock_guard<std::mutex> lock(mutex_);
-  waitSeconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return batch;
-}
-
-double DataLoader::waitSeconds() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return waitSeconds_;
-}
+    : work_(std::move(source), config.workers, config.prefetch, firstStep, endStep,
+            // Batches are small tensors filled by plain loops: no autograd records in the workers.
+            [] { c10::GradMode::set_enabled(false); }) {}
 
 }  // namespace medseg

@@ -3,16 +3,11 @@
 // position and augmentation all come from a generator seeded by deriveSeed(seed, step) — so the data
 // order never depends on how the worker threads are scheduled, and a resumed run sees exactly the
 // batches the uninterrupted run would have. N workers fill a bounded reorder buffer (at most
-// `prefetch` batches ahead of the consumer); next() hands batches out in step order and accounts the
-// time the training loop spent waiting for them.
-#include <condition_variable>
+// `prefetch` batches ahead of the consumer, core/util/OrderedWork.h); next() hands batches out in
+// step order and accounts the time the training loop spent waiting for them.
 #include <cstdint>
-#include <exception>
 #include <functional>
-#include <map>
 #include <memory>
-#include <mutex>
-#include <thread>
 #include <vector>
 
 #include <torch/torch.h>
@@ -21,6 +16,7 @@
 #include "core/train/PatchSampler.h"
 #include "core/train/TrainConfig.h"
 #include "core/train/TrainingCase.h"
+#include "core/util/OrderedWork.h"
 
 namespace medseg {
 
@@ -57,32 +53,17 @@ class BatchFactory {
 // The batch of any step (thread-safe): a BatchFactory, or a data-parallel rank's shard of it.
 using BatchSource = std::function<Batch(int64_t step)>;
 
+// Serves steps firstStep .. endStep-1 through `config.workers` threads, at most `config.prefetch`
+// batches ahead (core/util/OrderedWork.h); workers = 0 makes batches synchronously in next().
 class DataLoader {
  public:
-  // Serves steps firstStep .. endStep-1. workers = 0 makes batches synchronously in next().
   DataLoader(BatchSource source, const LoaderConfig& config, int64_t firstStep, int64_t endStep);
-  ~DataLoader();
-  DataLoader(const DataLoader&) = delete;
-  DataLoader& operator=(const DataLoader&) = delete;
 
-  Batch next();                // the next step's batch; rethrows a worker's exception
-  double waitSeconds() const;  // total time next() has blocked so far
+  Batch next() { return work_.next(); }  // the next step's batch; rethrows a worker's exception
+  double waitSeconds() const { return work_.waitSeconds(); }  // total time next() has blocked so far
 
  private:
-  void work();
-
-  BatchSource source_;
-  int64_t prefetch_;
-  int64_t endStep_;
-  int64_t nextToDeliver_;
-  int64_t nextToClaim_;
-  double waitSeconds_ = 0.0;
-  bool stopping_ = false;
-  std::exception_ptr failure_;
-  std::map<int64_t, Batch> ready_;
-  mutable std::mutex mutex_;
-  std::condition_variable changed_;
-  std::vector<std::thread> workers_;
+  OrderedWork<Batch> work_;
 };
 
 }  // namespace medseg

@@ -7,6 +7,7 @@
 
 #include "core/train/ResumeRules.h"
 #include "core/util/AtomicFile.h"
+#include "core/util/Cores.h"
 #include "core/util/Interrupt.h"
 
 namespace medseg {
@@ -68,7 +69,7 @@ nlohmann::json TrainResult::toJson() const {
 }
 
 void configureThreads(const TrainConfig& config) {
-  const auto threads = config.threads > 0 ? config.threads : static_cast<int64_t>(std::thread::hardware_concurrency());
+  const auto threads = config.threads > 0 ? config.threads : static_cast<int64_t>(usableCores());
   torch::set_num_threads(static_cast<int>(std::max<int64_t>(1, threads)));
 }
 

@@ -76,7 +76,7 @@ struct TrainResult {
   nlohmann::json toJson() const;
 };
 
-// torch's intra-op threads: config.threads, or every core for 0.
+// torch's intra-op threads: config.threads, or every core this process may use for 0 (usableCores).
 void configureThreads(const TrainConfig& config);
 
 class TrainingRun {

@@ -20,6 +20,7 @@ SlidingWindowOptions validationWindow(const TrainConfig& config) {
   options.overlap = config.validation.overlap;
   options.mirrorTta = config.validation.mirror;
   options.sizeDivisor = config.network.sizeDivisor();
+  options.threads = config.threads;  // the training's own budget (configureThreads)
   return options;
 }
 
