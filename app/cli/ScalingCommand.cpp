@@ -56,6 +56,43 @@ nlohmann::json runOnce(const ScalingOptions& o, RunMode mode, int ranks, const f
   return readResultJson(folder, "metrics.json");
 }
 
+// Where the trials of one search spent their time, from its journal: the start-up and data-load
+// overhead next to the trials' own work, split by cold (new process) and warm trials.
+struct TrialTimes {
+  int trials = 0, coldTrials = 0;
+  double seconds = 0.0, startup = 0.0, dataLoad = 0.0, coldStartup = 0.0, warmStartup = 0.0;
+  double overheadShare() const { return seconds > 0 ? (startup + dataLoad) / seconds : 0.0; }
+  double meanColdStartupSeconds() const { return coldTrials ? coldStartup / coldTrials : 0.0; }
+  double meanWarmStartupSeconds() const { return trials > coldTrials ? warmStartup / (trials - coldTrials) : 0.0; }
+  // What a trial pays once its worker is warm (the cold figure when no trial ran warm).
+  double warmStartupSeconds() const { return trials > coldTrials ? meanWarmStartupSeconds() : meanColdStartupSeconds(); }
+  double meanDataLoadSeconds() const { return trials ? dataLoad / trials : 0.0; }
+  nlohmann::json toJson() const {
+    return {{"trials", trials},
+            {"cold_trials", coldTrials},
+            {"trial_seconds", seconds},
+            {"startup_seconds", startup},
+            {"data_load_seconds", dataLoad},
+            {"overhead_share", overheadShare()},
+            {"mean_cold_startup_seconds", meanColdStartupSeconds()},
+            {"mean_warm_startup_seconds", meanWarmStartupSeconds()},
+            {"mean_data_load_seconds", meanDataLoadSeconds()}};
+  }
+};
+
+TrialTimes trialTimes(const ResultsJournal& journal) {
+  TrialTimes t;
+  for (const auto& r : journal.records()) {
+    ++t.trials;
+    t.seconds += r.seconds;
+    t.startup += r.startupSeconds;
+    t.dataLoad += r.dataLoadSeconds;
+    (r.coldStart ? t.coldStartup : t.warmStartup) += r.startupSeconds;
+    t.coldTrials += r.coldStart ? 1 : 0;
+  }
+  return t;
+}
+
 int runScaling(const ScalingOptions& o, CliContext& context) {
   auto& reporter = context.reporter();
   if (o.config.empty() || !fs::is_regular_file(o.config)) throw InputError("--config " + o.config + " is not a readable file");
@@ -109,12 +146,20 @@ int runScaling(const ScalingOptions& o, CliContext& context) {
       row.mode = "experiment";
       row.workers = workers;
       row.seconds = metrics.at("seconds").get<double>();
-      if (model.trialSeconds.empty()) {  // the smallest run's trial durations calibrate the model
-        ResultsJournal journal(folder / "results.jsonl");
-        journal.load();
-        for (const auto& record : journal.records()) model.trialSeconds.push_back(record.seconds);
-        // Trial seconds include each trial's data loading and start-up, so the model needs no extra terms.
+      ResultsJournal journal(folder / "results.jsonl");
+      journal.load();
+      const TrialTimes times = trialTimes(journal);
+      row.trialOverheadShare = times.overheadShare();
+      report.model["trial_times_" + std::to_string(workers)] = times.toJson();
+      if (model.trialSeconds.empty()) {  // the smallest run's trials calibrate the model
+        // The trials' own work; start-up and data load are the model's separate, measured terms.
+        for (const auto& record : journal.records())
+          model.trialSeconds.push_back(record.trainingSeconds + record.validationSeconds);
+        model.startupSeconds = times.warmStartupSeconds();
+        model.dataLoadSeconds = times.meanDataLoadSeconds();
         report.model["trial_seconds"] = model.trialSeconds;
+        report.model["startup_seconds"] = model.startupSeconds;
+        report.model["data_load_seconds"] = model.dataLoadSeconds;
       }
       const auto base = predictExperimentParallel(model, sizes.front());
       const auto prediction = predictExperimentParallel(model, workers);

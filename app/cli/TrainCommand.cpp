@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "app/cli/CommandRegistry.h"
+#include "app/cli/ErrorBoundary.h"
 #include "core/train/Trainer.h"
 #include "core/util/Interrupt.h"
 
@@ -20,6 +21,7 @@ struct TrainOptions {
   double maxMinutes = -1.0;
   int threads = -1;
   bool allowNonFinite = false;
+  bool serve = false;
 };
 
 std::string formatNumber(double value) {
@@ -82,13 +84,44 @@ int runTrain(const TrainOptions& o, CliContext& context) {
   return kOk;
 }
 
+// `medseg --json train --serve`: trials one after another in one warm process (the trial worker of
+// an experiment search, cluster/parallel/TrialServer.h), so a trial pays neither process nor
+// LibTorch start-up. Each stdin line is a request {"out": RUN, "config": FILE, "resume": bool}; the
+// trial's events follow on stdout exactly as from `medseg --json train`, then
+// {"event": "trial-end", "exit_code": N} with train's exit code. A stop signal stops the running
+// trial (checkpoint saved, exit code 130), not the server; end of input ends it.
+int serveTrials(const TrainOptions& base, CliContext& context) {
+  if (!context.json) throw InputError("medseg train --serve talks JSON lines: run it as `medseg --json train --serve`");
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    if (line.empty()) continue;
+    clearInterrupt();
+    const int code = runWithExitCode(context, [&] {
+      nlohmann::json request;
+      try {
+        request = nlohmann::json::parse(line);
+      } catch (const nlohmann::json::exception& e) {
+        throw InputError(std::string("train --serve: a request is one JSON object per line: ") + e.what());
+      }
+      TrainOptions o = base;
+      o.out = request.at("out").get<std::string>();
+      o.config = request.value("config", std::string());
+      o.resume = request.value("resume", false);
+      return runTrain(o, context);
+    });
+    clearInterrupt();  // a stopped trial (successive halving) does not stop the next one
+    context.reporter().emit({{"event", "trial-end"}, {"exit_code", code}});
+  }
+  return kOk;
+}
+
 void addTrain(CLI::App& parent, CliContext& context) {
   auto* cmd = parent.add_subcommand("train", "Train the 3-D U-Net on a data set (run folder: config.json, checkpoint.pt, "
                                              "best.pt, metrics.jsonl)");
   auto opts = std::make_shared<TrainOptions>();
   cmd->add_option("--config", opts->config, "Training config (YAML or JSON), e.g. resources/configs/brats-synth-small.yaml");
   cmd->add_option("--data", opts->data, "Data-set folder with dataset.json (overrides `data:` in the config)");
-  cmd->add_option("--out", opts->out, "Run folder for checkpoints and metrics")->required();
+  auto* out = cmd->add_option("--out", opts->out, "Run folder for checkpoints and metrics");
   cmd->add_flag("--resume", opts->resume, "Continue the run in --out from its checkpoint.pt (bit-identical continuation)");
   cmd->add_option("--set", opts->overrides, "Override a config value: key=value, e.g. --set optimizer.lr=3e-4 (repeatable)");
   cmd->add_option("--max-minutes", opts->maxMinutes, "Wall-clock budget; stops cleanly, validates and saves")
@@ -97,7 +130,14 @@ void addTrain(CLI::App& parent, CliContext& context) {
   cmd->add_flag("--allow-non-finite", opts->allowNonFinite,
                 "Replace NaN / Inf image voxels by 0 (each case reported) instead of refusing the case "
                 "(config key allow_non_finite)");
-  cmd->callback([opts, &context] { context.action = [opts, &context] { return runTrain(*opts, context); }; });
+  cmd->add_flag("--serve", opts->serve,
+                "Run trials given one JSON request per stdin line ({\"out\": RUN, \"config\": FILE, \"resume\": bool}) in "
+                "this one process, each ending with a trial-end event (needs --json; used by experiment searches)")
+      ->excludes(out);
+  cmd->callback([opts, &context] {
+    if (!opts->serve && opts->out.empty()) throw CLI::RequiredError("--out");
+    context.action = [opts, &context] { return opts->serve ? serveTrials(*opts, context) : runTrain(*opts, context); };
+  });
 }
 
 const CommandRegistration registration{"", "train", &addTrain};

@@ -1,22 +1,8 @@
 // `medseg`: the command-line front of MedSeg. The studio and cluster jobs run this same program
 // as a child process and read its JSON-lines output (--json).
-#include <csignal>
-#include <iostream>
-
 #include "app/cli/CommandRegistry.h"
-#include "core/dataset/Dataset.h"
-#include "core/io/ImageIO.h"
+#include "app/cli/ErrorBoundary.h"
 #include "core/util/Interrupt.h"
-
-namespace {
-int reportError(medseg::cli::CliContext& context, const std::string& message, int code) {
-  if (context.json)
-    context.reporter().emit({{"event", "error"}, {"message", message}, {"exit_code", code}});
-  else
-    std::cerr << "medseg: error: " << message << '\n';
-  return code;
-}
-}  // namespace
 
 int main(int argc, char** argv) {
   using namespace medseg::cli;
@@ -39,19 +25,5 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);
     return code == 0 ? kOk : kUsage;
   }
-  try {
-    return context.action ? context.action() : kUsage;
-  } catch (const medseg::Interrupted& e) {
-    return reportError(context, e.what(), kInterrupted);
-  } catch (const medseg::ImageIOError& e) {
-    return reportError(context, e.what(), kBadInput);
-  } catch (const medseg::DatasetError& e) {
-    return reportError(context, e.what(), kBadInput);
-  } catch (const medseg::InputError& e) {
-    return reportError(context, e.what(), kBadInput);
-  } catch (const std::bad_alloc&) {
-    return reportError(context, "out of memory; use a smaller patch, batch or image", kFailure);
-  } catch (const std::exception& e) {
-    return reportError(context, e.what(), kFailure);
-  }
+  return runWithExitCode(context, context.action);
 }

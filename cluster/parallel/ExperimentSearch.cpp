@@ -38,8 +38,10 @@ Plan makePlan(const ExperimentOptions& options) {
 }
 
 // One trial on the ranks of `comm` (its rank 0 reports). Exceptions become a failed record.
+// `process` is the worker's warm trial process (TrialProcess.h), kept across its trials.
 TrialRecord runTrial(const ExperimentOptions& options, const Plan& plan, const json& message, MPI_Comm comm,
-                     const std::function<bool(int64_t, double)>& onRung, int worldRank, Reporter& reporter) {
+                     const std::function<bool(int64_t, double)>& onRung, int worldRank, TrialProcess& process,
+                     Reporter& reporter) {
   const auto start = Clock::now();
   TrialRecord record;
   record.trial = message.at("trial").get<std::string>();
@@ -61,11 +63,15 @@ TrialRecord runTrial(const ExperimentOptions& options, const Plan& plan, const j
       child.trialDir = options.runDir / "trials" / record.trial;
       child.config = document;
       child.onValidation = onRung;
-      const TrialOutcome outcome = runTrialProcess(child);
+      const TrialOutcome outcome = process.run(child);
       record.status = outcome.status;
       record.error = outcome.error;
       record.dice = outcome.dice;
       record.epochs = outcome.epochs;
+      record.coldStart = outcome.coldStart;
+      record.startupSeconds = outcome.startupSeconds;
+      record.dataLoadSeconds = outcome.dataLoadSeconds;
+      record.validationSeconds = outcome.validationSeconds;
     } else {
       const TrainConfig config = TrainConfig::fromJson(document);
       DataParallelOptions dp;
@@ -79,6 +85,7 @@ TrialRecord runTrial(const ExperimentOptions& options, const Plan& plan, const j
       record.status = result.stoppedEarly ? "stopped" : "finished";
       record.dice = result.wholeTumourDice;
       record.epochs = result.epochs;
+      record.dataLoadSeconds = result.dataLoadSeconds;
     }
   } catch (const Interrupted&) {
     throw;  // a stop of the whole search, not a failure of this trial
@@ -87,6 +94,7 @@ TrialRecord runTrial(const ExperimentOptions& options, const Plan& plan, const j
     record.error = error.what();
   }
   record.seconds = since(start);
+  record.trainingSeconds = std::max(0.0, record.seconds - record.startupSeconds - record.dataLoadSeconds - record.validationSeconds);
   return record;
 }
 
@@ -157,7 +165,7 @@ class Coordinator {
       pending_.pop_front();
       const std::string key = trial.key(), id = trial.id;
       auto onRung = [this, id, key](int64_t epoch, double dice) { return decide(id, key, epoch, dice); };
-      record(runTrial(options_, plan_, trialMessage(trial, attempt), MPI_COMM_SELF, onRung, 0, reporter_));
+      record(runTrial(options_, plan_, trialMessage(trial, attempt), MPI_COMM_SELF, onRung, 0, trialProcess_, reporter_));
     }
     result_.workers = 1;
   }
@@ -226,6 +234,7 @@ class Coordinator {
   SuccessiveHalving asha_;
   Reporter& reporter_;
   std::deque<std::pair<Trial, int>> pending_;
+  TrialProcess trialProcess_;  // rank 0's warm trial process when it runs the trials itself
   ExperimentResult result_;
   int reported_ = 0;
 };
@@ -235,6 +244,7 @@ void runGroup(const ExperimentOptions& options, const Plan& plan, MPI_Comm group
   int groupRank = 0;
   MPI_Comm_rank(group, &groupRank);
   const bool leader = groupRank == 0;
+  TrialProcess trialProcess;  // one warm child for all of this worker's one-rank trials
   while (true) {
     std::string message;
     int tag = kStop;
@@ -254,7 +264,7 @@ void runGroup(const ExperimentOptions& options, const Plan& plan, MPI_Comm group
       sendString(json({{"trial", id}, {"key", key}, {"epoch", epoch}, {"dice", dice}}).dump(), 0, kRung, MPI_COMM_WORLD);
       return receiveString(0, kDecision, MPI_COMM_WORLD) == "1";
     };
-    const TrialRecord record = runTrial(options, plan, trial, group, onRung, worldRank, reporter);
+    const TrialRecord record = runTrial(options, plan, trial, group, onRung, worldRank, trialProcess, reporter);
     if (leader) sendString(record.toJson().dump(), 0, kResult, MPI_COMM_WORLD);
   }
 }

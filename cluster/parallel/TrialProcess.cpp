@@ -1,7 +1,9 @@
 #include "cluster/parallel/TrialProcess.h"
 
 #include <signal.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
@@ -14,12 +16,17 @@ namespace medseg::cluster {
 namespace {
 
 using nlohmann::json;
+using Clock = std::chrono::steady_clock;
 
 std::string describeDeath(const ProcessResult& result) {
   if (result.signalled)
     return "trial process killed by signal " + std::to_string(result.signal) + " (" + ::strsignal(result.signal) + ")";
   return "trial process exited with status " + std::to_string(result.exitCode);
 }
+
+double since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+constexpr int kInterruptedExit = 130;
 
 }  // namespace
 
@@ -30,7 +37,35 @@ std::filesystem::path defaultMedsegProgram() {
   return "medseg";
 }
 
-TrialOutcome runTrialProcess(const TrialProcessOptions& options) {
+TrialProcess::TrialProcess() = default;
+
+TrialProcess::~TrialProcess() { stop(); }
+
+void TrialProcess::start(const TrialProcessOptions& options) {
+  stop();
+  SpawnOptions spawn;
+  // One stderr file for the child's whole life, in the run folder above the trials.
+  spawn.stderrFile = options.trialDir.parent_path() / ("trial-process-" + std::to_string(::getpid()) + ".err");
+  spawn.environment = options.environment;
+  child_ = std::make_unique<LineProcess>(
+      std::vector<std::string>{options.medsegProgram.string(), "--json", "train", "--serve"}, spawn, /*withInput=*/true);
+  program_ = options.medsegProgram;
+  environment_ = options.environment;
+  ++childrenStarted_;
+}
+
+void TrialProcess::stop() {
+  if (!child_) return;
+  child_->closeInput();  // a serving child ends at its next read
+  const auto deadline = Clock::now() + std::chrono::seconds(10);
+  while (!child_->atEnd() && Clock::now() < deadline) child_->readLine(0.2);
+  if (!child_->atEnd()) child_->signal(SIGKILL);
+  child_->wait();
+  child_.reset();
+}
+
+TrialOutcome TrialProcess::run(const TrialProcessOptions& options) {
+  const auto requested = Clock::now();
   TrialOutcome outcome;
   std::filesystem::create_directories(options.trialDir);
   json config = options.config;
@@ -38,27 +73,33 @@ TrialOutcome runTrialProcess(const TrialProcessOptions& options) {
   if (options.onValidation) config["validation"]["every_epochs"] = 1;
   const auto configFile = options.trialDir / "trial-config.json";
   writeFileAtomically(configFile, config.dump(2) + "\n");
-
-  std::vector<std::string> argv{options.medsegProgram.string(), "--json", "train", "--out", options.trialDir.string()};
   outcome.resumed = std::filesystem::exists(options.trialDir / "checkpoint.pt");
-  if (outcome.resumed)
-    argv.push_back("--resume");  // an earlier attempt died: continue from its last checkpoint
-  else
-    argv.insert(argv.end(), {"--config", configFile.string()});
-  SpawnOptions spawn;
-  spawn.stderrFile = options.trialDir / "trial.err";
-  LineProcess child(argv, spawn);
+  // An earlier attempt died: continue from its last checkpoint (the run's own config).
+  const json request = {{"out", options.trialDir.string()},
+                        {"config", outcome.resumed ? std::string() : configFile.string()},
+                        {"resume", outcome.resumed}};
+
+  if (!child_ || child_->atEnd() || program_ != options.medsegProgram || environment_ != options.environment) {
+    start(options);
+    outcome.coldStart = true;
+  }
+  if (!child_->writeLine(request.dump())) {  // died between trials: one more start
+    start(options);
+    outcome.coldStart = true;
+    child_->writeLine(request.dump());
+  }
 
   std::string lastError;
-  bool stopRequested = false, interrupted = false;
-  while (true) {
+  bool stopRequested = false, interrupted = false, firstEvent = true, ended = false;
+  int exitCode = -1;
+  while (!ended) {
     if (interruptRequested() && !interrupted) {
       interrupted = true;
-      child.signal(SIGTERM);  // the child saves its checkpoint before exiting
+      child_->signal(SIGTERM);  // the trial saves its checkpoint and ends
     }
-    const auto line = child.readLine(0.5);
+    const auto line = child_->readLine(0.5);
     if (!line) {
-      if (child.atEnd()) break;
+      if (child_->atEnd()) break;
       continue;
     }
     json event;
@@ -67,25 +108,45 @@ TrialOutcome runTrialProcess(const TrialProcessOptions& options) {
     } catch (const json::exception&) {
       continue;  // not an event (a library printing to stdout)
     }
+    if (firstEvent) {
+      outcome.startupSeconds = since(requested);
+      firstEvent = false;
+    }
     const std::string kind = event.value("event", std::string());
-    if (kind == "error") lastError = event.value("message", std::string());
-    if (kind != "metric" || !event.contains("mean_wt_dice") || stopRequested) continue;
-    outcome.dice = event["mean_wt_dice"].get<double>();
-    outcome.epochs = event.value("epoch", outcome.epochs);
-    if (!stopRequested && options.onValidation && !options.onValidation(outcome.epochs, outcome.dice)) {
-      stopRequested = true;
-      child.signal(SIGTERM);
+    if (kind == "trial-end") {
+      exitCode = event.value("exit_code", -1);
+      ended = true;
+    } else if (kind == "error") {
+      lastError = event.value("message", std::string());
+    } else if (kind == "result") {
+      outcome.dataLoadSeconds = event.value("load_seconds", 0.0);
+    } else if (kind == "metric" && event.contains("mean_wt_dice")) {
+      outcome.validationSeconds += event.value("validation_seconds", 0.0);
+      if (stopRequested) continue;
+      outcome.dice = event["mean_wt_dice"].get<double>();
+      outcome.epochs = event.value("epoch", outcome.epochs);
+      if (options.onValidation && !options.onValidation(outcome.epochs, outcome.dice)) {
+        stopRequested = true;
+        child_->signal(SIGTERM);
+      }
     }
   }
-  const ProcessResult result = child.wait();
+  if (!ended) {  // the child died mid-trial: that trial failed; the next one starts a new child
+    const ProcessResult result = child_->wait();
+    child_.reset();
+    if (interrupted) throw Interrupted("search interrupted; trial " + options.trialDir.filename().string() + " was stopped");
+    outcome.status = "failed";
+    outcome.error = lastError.empty() ? describeDeath(result) : lastError + " (" + describeDeath(result) + ")";
+    return outcome;
+  }
   if (interrupted) throw Interrupted("search interrupted; trial " + options.trialDir.filename().string() + " saved its checkpoint");
-  if (stopRequested) {
+  if (stopRequested && (exitCode == 0 || exitCode == kInterruptedExit)) {
     outcome.status = "stopped";
-  } else if (result.exitCode == 0) {
+  } else if (exitCode == 0) {
     outcome.status = "finished";
   } else {
     outcome.status = "failed";
-    outcome.error = lastError.empty() ? describeDeath(result) : lastError + " (" + describeDeath(result) + ")";
+    outcome.error = (lastError.empty() ? std::string("trial failed") : lastError) + " (exit status " + std::to_string(exitCode) + ")";
   }
   return outcome;
 }

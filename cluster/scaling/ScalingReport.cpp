@@ -124,7 +124,7 @@ void ScalingReport::computeMeasuredSpeedups() {
 
 std::vector<std::string> ScalingReport::csvColumns() {
   return {"mode", "workers", "seconds", "compute_seconds", "communication_seconds", "measured_speedup",
-          "measured_efficiency", "predicted_speedup", "predicted_efficiency"};
+          "measured_efficiency", "predicted_speedup", "predicted_efficiency", "trial_overhead_share"};
 }
 
 std::string ScalingReport::toCsv() const {
@@ -135,7 +135,7 @@ std::string ScalingReport::toCsv() const {
   for (const auto& r : rows)
     csv << r.mode << "," << r.workers << "," << number(r.seconds) << "," << number(r.computeSeconds) << ","
         << number(r.communicationSeconds) << "," << number(r.measuredSpeedup) << "," << number(r.measuredEfficiency) << ","
-        << number(r.predictedSpeedup) << "," << number(r.predictedEfficiency) << "\n";
+        << number(r.predictedSpeedup) << "," << number(r.predictedEfficiency) << "," << number(r.trialOverheadShare) << "\n";
   return csv.str();
 }
 
@@ -150,7 +150,8 @@ nlohmann::json ScalingReport::toJson() const {
                     {"measured_speedup", r.measuredSpeedup},
                     {"measured_efficiency", r.measuredEfficiency},
                     {"predicted_speedup", r.predictedSpeedup},
-                    {"predicted_efficiency", r.predictedEfficiency}});
+                    {"predicted_efficiency", r.predictedEfficiency},
+                    {"trial_overhead_share", r.trialOverheadShare}});
   return {{"rows", list}, {"model", model}};
 }
 
@@ -199,12 +200,13 @@ std::string ScalingReport::toTable() const {
   std::ostringstream t;
   t << std::left << std::setw(11) << "mode" << std::right << std::setw(8) << "workers" << std::setw(12) << "seconds"
     << std::setw(11) << "compute" << std::setw(11) << "comm" << std::setw(10) << "speedup" << std::setw(10) << "eff"
-    << std::setw(11) << "pred.spd" << std::setw(10) << "pred.eff" << "\n";
+    << std::setw(11) << "pred.spd" << std::setw(10) << "pred.eff" << std::setw(10) << "overhead" << "\n";
   for (const auto& r : rows)
     t << std::left << std::setw(11) << r.mode << std::right << std::setw(8) << r.workers << std::setw(12) << number(r.seconds, 4)
       << std::setw(11) << number(r.computeSeconds, 4) << std::setw(11) << number(r.communicationSeconds, 4) << std::setw(10)
       << number(r.measuredSpeedup, 3) << std::setw(10) << number(r.measuredEfficiency, 3) << std::setw(11)
-      << number(r.predictedSpeedup, 3) << std::setw(10) << number(r.predictedEfficiency, 3) << "\n";
+      << number(r.predictedSpeedup, 3) << std::setw(10) << number(r.predictedEfficiency, 3) << std::setw(10)
+      << (r.mode == "experiment" ? number(r.trialOverheadShare, 3) : std::string("-")) << "\n";
   return t.str();
 }
 

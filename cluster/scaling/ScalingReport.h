@@ -20,6 +20,7 @@ struct ScalingRow {
   double measuredEfficiency = 1.0;
   double predictedSpeedup = 1.0;
   double predictedEfficiency = 1.0;
+  double trialOverheadShare = 0.0;   // experiment mode: (start-up + data load) / trial time, all trials
 };
 
 struct ScalingReport {

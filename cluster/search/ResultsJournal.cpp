@@ -14,7 +14,9 @@ namespace medseg::cluster {
 nlohmann::json TrialRecord::toJson() const {
   nlohmann::json out = {{"event", "trial"}, {"trial", trial},   {"key", key},       {"params", params},
                         {"status", status}, {"dice", dice},     {"seconds", seconds}, {"worker", worker},
-                        {"attempt", attempt}, {"epochs", epochs}};
+                        {"attempt", attempt}, {"epochs", epochs}, {"cold_start", coldStart},
+                        {"startup_seconds", startupSeconds}, {"data_load_seconds", dataLoadSeconds},
+                        {"training_seconds", trainingSeconds}, {"validation_seconds", validationSeconds}};
   if (!error.empty()) out["error"] = error;
   return out;
 }
@@ -67,6 +69,11 @@ TrialRecord TrialRecord::fromJson(const nlohmann::json& json) {
   r.attempt = static_cast<int>(wholeField(json, "attempt", 1, 1, std::numeric_limits<int>::max()));
   r.epochs = wholeField(json, "epochs", 0, 0, std::numeric_limits<int64_t>::max());
   r.error = textField(json, "error", std::string());
+  r.coldStart = json.value("cold_start", false) == true;
+  r.startupSeconds = numberField(json, "startup_seconds", 0.0);
+  r.dataLoadSeconds = numberField(json, "data_load_seconds", 0.0);
+  r.trainingSeconds = numberField(json, "training_seconds", 0.0);
+  r.validationSeconds = numberField(json, "validation_seconds", 0.0);
   return r;
 }
 

@@ -25,6 +25,12 @@ struct TrialRecord {
   int worker = -1;
   int attempt = 1;
   int64_t epochs = 0;
+  // Where the trial's time went (seconds = start-up + data load + training + validation):
+  bool coldStart = false;          // a new trial process was started for it
+  double startupSeconds = 0.0;     // request to the trial's first event (process + LibTorch start if cold)
+  double dataLoadSeconds = 0.0;    // reading and preprocessing the data set
+  double trainingSeconds = 0.0;    // the rest: training steps and their data waits
+  double validationSeconds = 0.0;
   nlohmann::json toJson() const;
   static TrialRecord fromJson(const nlohmann::json& json);
 };

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -12,19 +13,63 @@
 
 namespace medseg::cluster {
 
-LineProcess::LineProcess(const std::vector<std::string>& argv, SpawnOptions options) {
+LineProcess::LineProcess(const std::vector<std::string>& argv, SpawnOptions options, bool withInput) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe failed: ") + std::strerror(errno));
+  int input[2] = {-1, -1};
+  if (withInput && ::pipe2(input, O_CLOEXEC) != 0) {
+    const int error = errno;
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw std::runtime_error(std::string("pipe failed: ") + std::strerror(error));
+  }
   options.stdoutDescriptor = fds[1];
+  options.stdinDescriptor = input[0];
   try {
     pid_ = spawnProcess(argv, options);
   } catch (...) {
-    ::close(fds[0]);
-    ::close(fds[1]);
+    for (int fd : {fds[0], fds[1], input[0], input[1]})
+      if (fd >= 0) ::close(fd);
     throw;
   }
   ::close(fds[1]);
+  if (input[0] >= 0) ::close(input[0]);
   readEnd_ = fds[0];
+  writeEnd_ = input[1];
+}
+
+bool LineProcess::writeLine(const std::string& line) {
+  if (writeEnd_ < 0) return false;
+  // A dead reader must not kill this process with SIGPIPE: block it around the write and take a
+  // pending one away (pipes have no MSG_NOSIGNAL), so the write just fails with EPIPE.
+  sigset_t pipeSignal, previous;
+  sigemptyset(&pipeSignal);
+  sigaddset(&pipeSignal, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipeSignal, &previous);
+  const std::string text = line + "\n";
+  size_t written = 0;
+  bool broken = false;
+  while (written < text.size()) {
+    const ssize_t n = ::write(writeEnd_, text.data() + written, text.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      broken = true;
+      break;
+    }
+    written += static_cast<size_t>(n);
+  }
+  if (broken && errno == EPIPE) {
+    const timespec now{0, 0};
+    while (sigtimedwait(&pipeSignal, nullptr, &now) == SIGPIPE) {
+    }
+  }
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  return !broken;
+}
+
+void LineProcess::closeInput() {
+  if (writeEnd_ >= 0) ::close(writeEnd_);
+  writeEnd_ = -1;
 }
 
 LineProcess::~LineProcess() {
@@ -36,6 +81,7 @@ LineProcess::~LineProcess() {
     }
   }
   if (readEnd_ >= 0) ::close(readEnd_);
+  closeInput();
 }
 
 std::optional<std::string> LineProcess::readLine(double timeoutSeconds) {

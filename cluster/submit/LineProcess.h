@@ -15,7 +15,8 @@ namespace medseg::cluster {
 class LineProcess {
  public:
   // Starts argv (no shell) with stdout on a pipe; stderr, directory and environment from options.
-  LineProcess(const std::vector<std::string>& argv, SpawnOptions options = {});
+  // withInput: the child's stdin is a pipe too, written by writeLine (a request-serving child).
+  LineProcess(const std::vector<std::string>& argv, SpawnOptions options = {}, bool withInput = false);
   ~LineProcess();
   LineProcess(const LineProcess&) = delete;
   LineProcess& operator=(const LineProcess&) = delete;
@@ -24,6 +25,10 @@ class LineProcess {
   // at the end of the output (then atEnd() is true; a last unterminated line is returned first).
   std::optional<std::string> readLine(double timeoutSeconds);
   bool atEnd() const { return atEnd_; }
+  // One line to the child's stdin (withInput); false when the child no longer reads it (it died).
+  bool writeLine(const std::string& line);
+  // End of input: a serving child finishes at its next read.
+  void closeInput();
   void signal(int signalNumber);
   // Waits for the exit (reads and drops what is left of stdout so the child never blocks on it).
   ProcessResult wait();
@@ -32,6 +37,7 @@ class LineProcess {
  private:
   pid_t pid_ = -1;
   int readEnd_ = -1;
+  int writeEnd_ = -1;
   bool atEnd_ = false;
   bool reaped_ = false;
   std::string buffer_;

@@ -40,6 +40,7 @@ class SpawnAttributes {
 
 pid_t spawnWith(const std::vector<std::string>& argv, const SpawnOptions& options, SpawnAttributes& spawn) {
   if (argv.empty()) throw std::runtime_error("cannot start a process without a program name");
+  if (options.stdinDescriptor >= 0) posix_spawn_file_actions_adddup2(&spawn.actions, options.stdinDescriptor, STDIN_FILENO);
   if (options.stdoutDescriptor >= 0)
     posix_spawn_file_actions_adddup2(&spawn.actions, options.stdoutDescriptor, STDOUT_FILENO);
   else if (!options.stdoutFile.empty())

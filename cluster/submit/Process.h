@@ -16,6 +16,7 @@ struct SpawnOptions {
   bool newSession = false;                 // detach from the terminal's process group (Ctrl-C)
   std::vector<std::string> environment;    // extra NAME=VALUE entries on top of ours
   int stdoutDescriptor = -1;               // >= 0: the child's stdout is this descriptor (a pipe)
+  int stdinDescriptor = -1;                // >= 0: the child's stdin is this descriptor (a pipe)
 };
 
 // Starts argv[0] (looked up on PATH when it has no '/'); throws std::runtime_error naming the program

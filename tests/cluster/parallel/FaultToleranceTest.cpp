@@ -66,7 +66,7 @@ TEST(FaultTolerance, KilledTrialProcessIsRequeuedAndTheSearchCompletes) {
   config["search"] = {{"strategy", "grid"}, {"space", {{"learning_rate", {0.003, 0.001}}}}};
   writeFileAtomically(run.config, config.dump(2));
   const auto runDir = run.scratch / "search";
-  // Kill the first trial's training process once it has written a checkpoint.
+  // Kill the worker's warm trial process (`medseg --json train --serve`) once a trial has written a checkpoint.
   const fs::path firstTrials = runDir / "trials";
   auto killer = killWhen(
       [&] {
@@ -76,7 +76,7 @@ TEST(FaultTolerance, KilledTrialProcessIsRequeuedAndTheSearchCompletes) {
           if (fs::exists(trial.path() / "checkpoint.pt")) return true;
         return false;
       },
-      MEDSEG_BINARY, {"train", "--out", firstTrials.string()}, 180.0);
+      MEDSEG_BINARY, {"train", "--serve"}, 180.0);
   const auto result = runWorker(2, {"--run-dir", runDir.string(), "--mode", "experiment", "--config", run.config.string(),
                                     "--data", run.data.string()});
   const bool killed = killer.get();
@@ -94,6 +94,18 @@ TEST(FaultTolerance, KilledTrialProcessIsRequeuedAndTheSearchCompletes) {
     EXPECT_EQ(record.attempt, 1);
   }
   EXPECT_EQ(killedRecords, 1u);
+  // The killed trial's process and the one started after it: two cold starts; the third trial ran in
+  // the warm process, with the start-up, load and training times journalled.
+  ASSERT_EQ(journal.records().size(), 3u);
+  int coldStarts = 0;
+  for (const auto& record : journal.records()) coldStarts += record.coldStart ? 1 : 0;
+  EXPECT_EQ(coldStarts, 2);
+  const TrialRecord& last = journal.records().back();
+  EXPECT_FALSE(last.coldStart);
+  EXPECT_GT(last.dataLoadSeconds, 0.0);
+  EXPECT_GT(last.trainingSeconds, 0.0);
+  EXPECT_GT(last.validationSeconds, 0.0);
+  EXPECT_LT(last.startupSeconds, journal.records()[1].startupSeconds) << "a warm trial starts faster than a cold one";
   const auto metrics = json::parse(readTextFile(runDir / "metrics.json"));
   EXPECT_EQ(metrics["finished"], 2);
   EXPECT_EQ(metrics["failed"], 0);

@@ -60,14 +60,14 @@ TEST(ScalingReport, CsvHasDocumentedColumns) {
   std::getline(lines, header);
   EXPECT_EQ(header,
             "mode,workers,seconds,compute_seconds,communication_seconds,measured_speedup,measured_efficiency,"
-            "predicted_speedup,predicted_efficiency");
+            "predicted_speedup,predicted_efficiency,trial_overhead_share");
   int rows = 0;
   while (std::getline(lines, line)) {
     ++rows;
-    EXPECT_EQ(std::count(line.begin(), line.end(), ','), 8) << line;
+    EXPECT_EQ(std::count(line.begin(), line.end(), ','), 9) << line;
   }
   EXPECT_EQ(rows, 4);
-  EXPECT_NE(csv.find("data,2,2.5,1.9,0.5,1.6,0.8,1.8,0.9"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("data,2,2.5,1.9,0.5,1.6,0.8,1.8,0.9,0"), std::string::npos) << csv;
 }
 
 TEST(ScalingReport, SvgIsWellFormedWithAxesAndLegend) {
