@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "cluster/parallel/AllreduceStep.h"
+#include "cluster/parallel/DevicePlacement.h"
 #include "cluster/parallel/MpiEnvironment.h"
 #include "cluster/parallel/TrialProcess.h"
 #include "cluster/search/ResultsJournal.h"
@@ -57,8 +58,14 @@ TrialRecord runTrial(const ExperimentOptions& options, const Plan& plan, const j
     trial.params = record.params;
     json document = trialConfig(options.configDocument, trial, plan.space, groupSize);
     if (!options.dataPath.empty()) document["data"] = options.dataPath;
+    if (!options.device.empty()) document["device"] = options.device;
     if (groupSize == 1 && options.isolateTrials) {
       TrialProcessOptions child;
+      if (!options.device.empty()) {
+        const ChildDevice device = childProcessDevice(options.device);
+        document["device"] = device.device;
+        child.environment = device.environment;
+      }
       child.medsegProgram = options.medsegProgram.empty() ? defaultMedsegProgram() : options.medsegProgram;
       child.trialDir = options.runDir / "trials" / record.trial;
       child.config = document;

@@ -37,6 +37,9 @@ struct ExperimentOptions {
   bool keepTrialFolders = true;       // trials/<id>/ with each trial's checkpoint and metrics
   bool isolateTrials = true;          // one-rank trials in child processes (TrialProcess.h)
   std::filesystem::path medsegProgram;  // for isolated trials; empty: defaultMedsegProgram()
+  // This rank's device (DevicePlacement.h): its trials train there; a trial's child process sees
+  // only that GPU (CUDA_VISIBLE_DEVICES). Empty: the config's device.
+  std::string device;
 };
 
 struct ExperimentResult {

@@ -8,6 +8,7 @@ std::vector<std::string> mpirunArgv(const MpiLaunch& launch) {
   std::vector<std::string> argv{launch.mpirunProgram};
   if (!launch.hostfile.empty()) argv.insert(argv.end(), {"--hostfile", launch.hostfile});
   argv.insert(argv.end(), {"-np", std::to_string(launch.ranks)});
+  if (launch.ranksPerNode > 0) argv.insert(argv.end(), {"--map-by", "ppr:" + std::to_string(launch.ranksPerNode) + ":node"});
   if (launch.onThisMachine) {
     argv.push_back("--oversubscribe");
     if (::geteuid() == 0) argv.push_back("--allow-run-as-root");

@@ -16,9 +16,12 @@ struct MpiLaunch {
   // when we are root (containers, CI). Elsewhere the cluster's own rules apply.
   bool onThisMachine = false;
   std::vector<std::string> worker;  // what every rank runs, program first
+  // > 0: --map-by ppr:K:node, K ranks on each node in rank order (ranks 0..K-1 on the first node), the
+  // layout the Slurm directives ask for and DevicePlacement's table assumes; 0: Open MPI's default.
+  int ranksPerNode = 0;
 };
 
-// mpirun [--hostfile F] -np N [--oversubscribe] [--allow-run-as-root] worker...
+// mpirun [--hostfile F] -np N [--map-by ppr:K:node] [--oversubscribe] [--allow-run-as-root] worker...
 std::vector<std::string> mpirunArgv(const MpiLaunch& launch);
 
 // Environment that lets Open MPI run as root on this machine, added only when we are root.

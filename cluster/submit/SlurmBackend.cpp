@@ -116,8 +116,17 @@ LaunchPlan SlurmBackend::plan(const RunSpec& spec, const std::filesystem::path& 
   std::string optional;
   if (!spec.partition.empty()) optional += "#SBATCH --partition=" + spec.partition + "\n";
   if (!spec.account.empty()) optional += "#SBATCH --account=" + spec.account + "\n";
-  if (spec.gpusPerNode > 0) optional += "#SBATCH --gpus-per-node=" + std::to_string(spec.gpusPerNode) + "\n";
-  const auto launch = mpirunArgv({options_.mpirunProgram, spec.ranks, "", false, workerArgv(spec, runDir, options_)});
+  MpiLaunch mpi{options_.mpirunProgram, spec.ranks, "", false, workerArgv(spec, runDir, options_)};
+  if (spec.gpusPerNode > 0) {
+    // Every rank sees all GPUs of its node and takes cuda:(local rank mod G) itself
+    // (cluster/parallel/DevicePlacement.h): Slurm must not narrow a task's GPUs (mpirun's one daemon
+    // per node is the only Slurm task there), and mpirun places --ntasks-per-node ranks per node in
+    // rank order, the layout `medseg submit --dry-run` prints.
+    optional += "#SBATCH --gpus-per-node=" + std::to_string(spec.gpusPerNode) + "\n";
+    optional += "#SBATCH --gpu-bind=none\n";
+    mpi.ranksPerNode = spec.effectiveTasksPerNode();
+  }
+  const auto launch = mpirunArgv(mpi);
 
   LaunchPlan plan;
   plan.scriptPath = runDir / "job.sbatch";

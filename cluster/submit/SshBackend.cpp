@@ -128,7 +128,9 @@ void SshBackend::preflight(const RunSpec& spec) {
 LaunchPlan SshBackend::plan(const RunSpec& spec, const std::filesystem::path& runDir) const {
   spec.validate();
   validateOptions();
-  const auto mpirun = mpirunArgv({options_.mpirunProgram, spec.ranks, options_.hostfile, false, workerArgv(spec, runDir, options_)});
+  MpiLaunch mpi{options_.mpirunProgram, spec.ranks, options_.hostfile, false, workerArgv(spec, runDir, options_)};
+  if (spec.gpusPerNode > 0) mpi.ranksPerNode = spec.effectiveTasksPerNode();  // one rank per GPU slot, in rank order
+  const auto mpirun = mpirunArgv(mpi);
   const auto logs = runDir / "logs";
   LaunchPlan plan;
   // Only the operators (&&, { }, >, 2>, <, &) and `echo $!` are shell syntax; every value is quoted,

@@ -117,6 +117,7 @@ TEST(SlurmBackend, ScriptIsValidBashAndQuotesEverything) {
   EXPECT_NE(plan.script.find("#SBATCH --ntasks=3\n"), std::string::npos);
   EXPECT_NE(plan.script.find("#SBATCH --ntasks-per-node=2\n"), std::string::npos);
   EXPECT_NE(plan.script.find("#SBATCH --gpus-per-node=4\n"), std::string::npos);
+  EXPECT_NE(plan.script.find("#SBATCH --gpu-bind=none\n"), std::string::npos);
   EXPECT_NE(plan.script.find("#SBATCH --partition=gpu\n"), std::string::npos);
   EXPECT_NE(plan.script.find("#SBATCH --account=proj-42\n"), std::string::npos);
   EXPECT_NE(plan.script.find("#SBATCH --time=02:30:00\n"), std::string::npos);
@@ -137,7 +138,8 @@ TEST(SlurmBackend, ScriptIsValidBashAndQuotesEverything) {
   const auto executed = runCapture({"bash", (runDir / "job.sbatch").string()}, 20.0);
   ASSERT_EQ(executed.exitCode, 0) << executed.output;
   const std::string out = executed.output.substr(executed.output.find('\n') + 1);  // after the echo line
-  std::vector<std::string> expected{"-np", "3", "medseg-worker", "--run-dir", runDir.string(), "--mode", "data", "--config",
+  // --gpus-per-node 4 on 2 nodes: mpirun places --ntasks-per-node (2) ranks per node in rank order.
+  std::vector<std::string> expected{"-np", "3", "--map-by", "ppr:2:node", "medseg-worker", "--run-dir", runDir.string(), "--mode", "data", "--config",
                                     (runDir / "config.yaml").string(), "--data", f.spec.dataPath};
   for (const auto& a : f.spec.extraArgs) expected.push_back(a);
   EXPECT_EQ(splitNul(out), expected);
