@@ -9,14 +9,22 @@
 //   --mode model --task train|verify|bench|infer [--resume | --fresh] [--split encoder2,...] [--memory-per-device MB[,MB..]]
 //                [--micro-batches M] [--schedule gpipe|1f1b] [--checkpoint] [--device cpu|cuda] [--local-stages K]
 //                [--model FILE --cases N --infer-size X,Y,Z --roi R --overlap F --skip-sliding]
-// When DIR is a run
-// folder made by `medseg submit` (run.json), rank 0 marks it running, then finished or failed.
+// infer: the data set's cases segmented with a trained model, dealt to the ranks largest first, into
+// DIR/masks/, with DIR/metrics.csv against the labels (cluster/infer/DistributedInference.h):
+//   --mode infer --model FILE --data DIR [--subset test|training|all] [--whole-volume] [--roi R --overlap F]
+// Every rank except in model mode takes its device by local rank (cluster/parallel/DevicePlacement.h:
+// --device, else the config's device, else auto) and logs it to DIR/logs/placement.jsonl. When DIR is
+// a run folder made by `medseg submit` (run.json), rank 0 marks it running, then finished or failed.
 #include <iostream>
 #include <thread>
 
 #include <CLI/CLI.hpp>
 
+#include <torch/cuda.h>
+
+#include "cluster/infer/DistributedInference.h"
 #include "cluster/parallel/AllreduceStep.h"
+#include "cluster/parallel/DevicePlacement.h"
 #include "cluster/parallel/ExperimentSearch.h"
 #include "cluster/parallel/MpiEnvironment.h"
 #include "cluster/pipeline/ModelParallelRun.h"
@@ -38,7 +46,10 @@ struct WorkerOptions {
   bool noOverlap = false;
   bool json = false;
   bool fresh = false;
-  ModelParallelOptions model;  // --mode model
+  std::string device;          // empty: the config's (training), auto (infer)
+  std::string subset = "test";  // --mode infer
+  bool wholeVolume = false;     // --mode infer
+  ModelParallelOptions model;  // --mode model (and --model, --roi, --overlap of infer)
 };
 
 // Records the run's state when DIR is a submitted run folder; a plain output folder has none.
@@ -56,16 +67,28 @@ int64_t defaultThreads(const MpiEnvironment& mpi) {
   return std::max<int64_t>(1, static_cast<int64_t>(std::thread::hardware_concurrency()) / std::max(1, mpi.localSize()));
 }
 
+// This rank's device from its node-local rank and the devices it sees, logged to the run's logs/.
+std::string placeThisRank(const MpiEnvironment& mpi, const std::string& wanted, const std::filesystem::path& runDir) {
+  const DevicePlacement placement =
+      placeRank(mpi.localRank(), mpi.localSize(), static_cast<int>(torch::cuda::device_count()), wanted);
+  recordPlacement(runDir, mpi.rank(), placement);
+  std::cerr << "medseg-worker rank " << mpi.rank() << ": " << placement.message << "\n";
+  return placement.device;
+}
+
 int run(const WorkerOptions& o, const MpiEnvironment& mpi) {
   Reporter reporter(o.json ? OutputMode::JsonLines : OutputMode::Human);
   const std::filesystem::path runDir(o.runDir);
   std::vector<std::string> overrides = o.overrides;
   if (!o.data.empty()) overrides.push_back("data=" + o.data);
   if (mpi.rank() == 0) markState(runDir, RunState::Running, {{"ranks", mpi.size()}});
+  if (o.config.empty() && o.mode != "infer") throw InputError("--config FILE is required in " + o.mode + " mode");
   nlohmann::json summary;
+  int code = 0;
   if (o.mode == "data") {
     TrainConfig config = loadTrainConfig(o.config, overrides);
     if (config.threads <= 0) config.threads = defaultThreads(mpi);
+    config.device = placeThisRank(mpi, o.device.empty() ? config.device : o.device, runDir);
     DataParallelOptions options;
     options.runDir = runDir;
     options.bucketBytes = static_cast<size_t>(o.bucketMb * 1024 * 1024);
@@ -80,6 +103,8 @@ int run(const WorkerOptions& o, const MpiEnvironment& mpi) {
     options.configDocument = readConfigDocument(o.config);
     for (const auto& assignment : o.overrides) applyOverride(options.configDocument, assignment);
     if (!options.configDocument.contains("threads")) options.configDocument["threads"] = defaultThreads(mpi);
+    const std::string wanted = o.device.empty() ? options.configDocument.value("device", std::string("auto")) : o.device;
+    options.device = placeThisRank(mpi, wanted, runDir);
     options.dataPath = o.data;
     options.runDir = runDir;
     options.groupSize = o.groupSize;
@@ -92,11 +117,33 @@ int run(const WorkerOptions& o, const MpiEnvironment& mpi) {
     options.runDir = runDir;
     options.localRank = mpi.localRank();
     options.fresh = o.fresh;
+    if (!o.device.empty()) {
+      if (o.device != "cpu" && o.device != "cuda")
+        throw InputError("--device: model mode takes cpu or cuda (stage r on cuda:<local rank>), found \"" + o.device + "\"");
+      options.device = o.device;
+    }
     if (options.data.empty()) options.data = config.data;
     summary = runModelParallel(config, options, reporter);
     summary["task"] = options.task;
+  } else if (o.mode == "infer") {
+    if (o.model.model.empty()) throw InputError("--mode infer needs --model FILE (best.pt, checkpoint.pt or TorchScript)");
+    if (o.data.empty()) throw InputError("--mode infer needs --data DIR (the data set to segment)");
+    DistributedInferenceOptions options;
+    options.runDir = runDir;
+    options.rank = mpi.rank();
+    options.inference.model = o.model.model;
+    options.inference.input = o.data;
+    options.inference.subset = o.subset;
+    options.inference.wholeVolume = o.wholeVolume;
+    if (!o.model.roi.empty()) options.inference.roi = o.model.roi;
+    options.inference.overlap = o.model.overlap;
+    options.inference.threads = static_cast<int>(defaultThreads(mpi));
+    options.inference.device = placeThisRank(mpi, o.device.empty() ? "auto" : o.device, runDir);
+    const DistributedInferenceResult result = runDistributedInference(options, reporter);
+    summary = result.toJson();
+    if (result.failed > 0) code = result.failuresAreBadInput ? 3 : 4;
   } else {
-    throw InputError("--mode: expected data, experiment or model, found \"" + o.mode + "\"");
+    throw InputError("--mode: expected data, experiment, model or infer, found \"" + o.mode + "\"");
   }
   if (mpi.rank() == 0) {
     summary["event"] = "result";
@@ -105,9 +152,13 @@ int run(const WorkerOptions& o, const MpiEnvironment& mpi) {
       reporter.emit(summary);
     else
       std::cout << summary.dump(2) << "\n";
-    markState(runDir, RunState::Finished);
+    if (code == 0)
+      markState(runDir, RunState::Finished);
+    else
+      markState(runDir, RunState::Failed, {{"message", std::to_string(summary.value("failed", 0)) +
+                                                           " case(s) failed; see progress.jsonl and logs/launcher.err"}});
   }
-  return 0;
+  return code;
 }
 
 }  // namespace
@@ -118,8 +169,8 @@ int main(int argc, char** argv) {
   CLI::App app{"medseg-worker: one rank of a MedSeg cluster run (started by mpirun)", "medseg-worker"};
   WorkerOptions o;
   app.add_option("--run-dir", o.runDir, "Run folder (outputs; run.json state when made by medseg submit)")->required();
-  app.add_option("--mode", o.mode, "data or experiment")->check(CLI::IsMember({"data", "experiment", "model"}));
-  app.add_option("--config", o.config, "Training config (YAML/JSON; search section for experiment mode)")->required();
+  app.add_option("--mode", o.mode, "data, experiment, model or infer")->check(CLI::IsMember({"data", "experiment", "model", "infer"}));
+  app.add_option("--config", o.config, "Training config (YAML/JSON; search section for experiment mode); not for infer");
   app.add_option("--data", o.data, "Data-set folder (overrides the config's data)");
   app.add_option("--group-size", o.groupSize, "Experiment mode: ranks per trial")->check(CLI::PositiveNumber);
   app.add_option("--set", o.overrides, "Config override key=value (repeatable)");
@@ -135,14 +186,18 @@ int main(int argc, char** argv) {
   app.add_option("--micro-batches", m.microBatches, "Model mode: micro-batches per step (divides batch_size)")->check(CLI::PositiveNumber);
   app.add_option("--schedule", m.schedule, "Model mode: gpipe or 1f1b")->check(CLI::IsMember({"gpipe", "1f1b"}));
   app.add_flag("--checkpoint", m.checkpoint, "Model mode: activation checkpointing (keep stage inputs, recompute)");
-  app.add_option("--device", m.device, "Model mode: cpu, or cuda (rank r on cuda:<local rank>)")->check(CLI::IsMember({"cpu", "cuda"}));
+  app.add_option("--device", o.device,
+                 "auto, cpu, cuda or cuda:N (default: the config's); rank r takes cuda:(local rank mod GPUs); model mode: "
+                 "cpu or cuda (stage r on cuda:<local rank>)");
+  app.add_option("--subset", o.subset, "Infer mode: test, training or all")->check(CLI::IsMember({"test", "training", "all"}));
+  app.add_flag("--whole-volume", o.wholeVolume, "Infer mode: one pass per case instead of sliding windows");
   app.add_option("--local-stages", m.localStages, "Model mode: this many stages in one process (GPUs cuda:0.. with --device cuda)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--profile-edge", m.profileEdge, "Model mode: profile blocks on a cube of this edge, scaled to the patch");
   app.add_option("--bench-steps", m.benchSteps, "Model mode bench: timed steps")->check(CLI::PositiveNumber);
   app.add_option("--fit-stages", m.maxFitStages, "Model mode bench: largest fitting patch for 1 .. N stages")->check(CLI::PositiveNumber);
   app.add_option("--fit-max-edge", m.maxFitEdge, "Model mode bench: largest patch edge tried")->check(CLI::PositiveNumber);
-  app.add_option("--model", m.model, "Model mode infer: trained model file");
+  app.add_option("--model", m.model, "Infer mode, model mode infer: trained model file");
   app.add_option("--cases", m.cases, "Model mode infer: labelled cases of --data to segment")->check(CLI::NonNegativeNumber);
   app.add_option("--infer-size", m.inferSize, "Model mode infer: also one pass over a random volume x,y,z")->delimiter(',')->expected(3);
   app.add_option("--roi", m.roi, "Model mode infer: sliding-window edge(s), default the patch")->delimiter(',');

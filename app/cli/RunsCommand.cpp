@@ -1,11 +1,13 @@
 // `medseg runs`: the cluster runs under a runs folder and their states (refreshed from the back-end:
-// process, Slurm or ssh host); `medseg runs show RUN` details one run; `medseg runs cancel RUN`. A
+// process, Slurm or ssh host); `medseg runs show RUN` details one run (an infer run: its returned
+// masks with their metrics); `medseg runs cancel RUN`. A
 // queued run with no launcher behind it after --launcher-timeout seconds (its submission died before
 // starting anything) is marked failed, so no run stays queued forever.
 #include <iomanip>
 #include <iostream>
 
 #include "app/cli/CommandRegistry.h"
+#include "cluster/infer/ReturnedMasks.h"
 #include "cluster/submit/Backend.h"
 #include "cluster/submit/ResultFiles.h"
 #include "core/util/Interrupt.h"
@@ -125,6 +127,12 @@ int showRun(const RunsOptions& o, CliContext& context) {
     }
   }
   if (!models.empty()) result["models"] = models;
+  try {
+    const nlohmann::json masks = listReturnedMasks(run.path());
+    if (!masks.empty()) result["masks"] = masks;
+  } catch (const std::exception& error) {
+    result["masks_error"] = error.what();
+  }
   nlohmann::json logs = nlohmann::json::array();
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(run.logsDir(), ec))
@@ -151,6 +159,18 @@ int showRun(const RunsOptions& o, CliContext& context) {
   for (const auto& [file, model] : models.items())
     std::cout << "model    " << file << "  "
               << (model.is_string() ? model.get<std::string>() : "refused: " + model["error"].get<std::string>()) << "\n";
+  if (result.contains("masks")) {
+    std::cout << "masks    " << result["masks"].size() << "\n";
+    for (const auto& mask : result["masks"]) {
+      std::cout << "  " << std::left << std::setw(20) << mask["case"].get<std::string>();
+      if (mask.contains("metrics"))
+        for (const auto& region : mask["metrics"]["regions"])
+          std::cout << " " << region["region"].get<std::string>() << " " << std::fixed << std::setprecision(3)
+                    << region["dice"].get<double>();
+      std::cout << "  " << mask["mask"].get<std::string>() << "\n";
+    }
+  }
+  if (result.contains("masks_error")) std::cout << "masks    refused: " << result["masks_error"].get<std::string>() << "\n";
   std::cout << "logs     " << logs.dump() << "\n";
   return kOk;
 }

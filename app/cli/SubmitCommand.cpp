@@ -1,15 +1,20 @@
-// `medseg submit`: starts a cluster run (MPI data parallelism or an experiment-parallel search) in a
-// new run folder, on this machine (mpirun), through Slurm (sbatch) or on a login host (ssh + mpirun
+// `medseg submit`: starts a cluster run (MPI data parallelism, an experiment-parallel search, or
+// distributed inference of a data set with a trained model: --mode infer) in a new run folder, on this machine (mpirun), through Slurm (sbatch) or on a login host (ssh + mpirun
 // --hostfile). --dry-run prints exactly what would be executed and creates nothing. Every usage error
 // is found before the run folder exists; once it exists, a launch that fails leaves it failed with
 // the reason. A run that was started exits 0, whatever state it reached meanwhile (a short job may
 // already be finished), and the state is printed.
 #include <iostream>
+#include <sstream>
+
+#include <torch/cuda.h>
 
 #include "app/cli/CommandRegistry.h"
+#include "cluster/parallel/DevicePlacement.h"
 #include "cluster/submit/Backend.h"
 #include "cluster/submit/LocalBackend.h"
 #include "cluster/submit/ShellQuote.h"
+#include "core/train/TrainConfig.h"
 #include "core/util/Interrupt.h"
 
 namespace medseg::cli {
@@ -40,17 +45,33 @@ std::string defaultRunName(const std::string& mode) {
   return mode + "-" + stamp;
 }
 
+// Where each rank will run: rank -> node (ranks per node in rank order) -> device, as the ranks
+// decide it (DevicePlacement.h) with --gpus-per-node GPUs per node; a local run sees this machine's.
+std::vector<PlannedRank> placementOf(const RunSpec& spec, const std::string& backend) {
+  std::string device = spec.device;
+  if (device.empty() && !spec.configPath.empty()) {
+    const auto document = readConfigDocument(spec.configPath);
+    if (document.is_object() && document.contains("device") && document["device"].is_string()) device = document["device"];
+  }
+  const int gpus = spec.gpusPerNode > 0 ? spec.gpusPerNode : backend == "local" ? int(torch::cuda::device_count()) : 0;
+  return planPlacement(spec.ranks, spec.effectiveTasksPerNode(), gpus, device.empty() ? "auto" : device);
+}
+
 int waitAndReport(RunDirectory& run, Backend& backend, const SubmitOptions& o, CliContext& context);
 int resubmit(SubmitOptions& o, CliContext& context);
 
 int runSubmit(SubmitOptions& o, CliContext& context) {
   if (!o.resume.empty()) return resubmit(o, context);
-  if (o.spec.configPath.empty()) throw InputError("medseg submit needs --config FILE (or --resume RUN to submit a run again)");
   RunSpec spec = o.spec;
   spec.mode = parseRunMode(o.mode);
+  if (spec.configPath.empty() && spec.mode != RunMode::Infer)
+    throw InputError("medseg submit needs --config FILE (or --resume RUN to submit a run again)");
+  if (spec.mode != RunMode::Infer && (!spec.modelPath.empty() || spec.wholeVolume || spec.subset != "test"))
+    throw InputError("--model, --subset and --whole-volume belong to --mode infer");
   spec.name = o.name.empty() ? defaultRunName(o.mode) : o.name;
   spec.configPath = absolute(spec.configPath);
   spec.dataPath = absolute(spec.dataPath);
+  spec.modelPath = absolute(spec.modelPath);
   if (!o.sbatchTemplate.empty()) o.backendOptions.sbatchTemplate = absolute(o.sbatchTemplate);
   if (!o.backendOptions.sshConfig.empty()) o.backendOptions.sshConfig = absolute(o.backendOptions.sshConfig);
   if (!o.backendOptions.hostfile.empty() && o.backend != "ssh")
@@ -65,9 +86,14 @@ int runSubmit(SubmitOptions& o, CliContext& context) {
 
   if (o.dryRun) {
     const LaunchPlan plan = backend->plan(spec, runDir);
+    const auto placement = placementOf(spec, o.backend);
     if (reporter.json()) {
+      nlohmann::json ranks = nlohmann::json::array();
+      for (const auto& row : placement)
+        ranks.push_back({{"rank", row.rank}, {"node", row.node}, {"local_rank", row.placement.localRank},
+                         {"device", row.placement.device}, {"shared", row.placement.shared()}});
       nlohmann::json event = {{"event", "result"}, {"kind", "submit"}, {"dry_run", true}, {"backend", o.backend},
-                              {"run_dir", runDir.string()}, {"argv", plan.argv}};
+                              {"run_dir", runDir.string()}, {"argv", plan.argv}, {"placement", ranks}};
       if (!plan.script.empty()) event["script"] = plan.script;
       if (!plan.remoteCommand.empty()) event["remote_command"] = plan.remoteCommand;
       reporter.emit(event);
@@ -77,6 +103,9 @@ int runSubmit(SubmitOptions& o, CliContext& context) {
       std::cout << shellJoin(plan.argv) << "\n";
       if (!plan.remoteCommand.empty()) std::cout << "# remote shell receives:\n" << plan.remoteCommand << "\n";
       if (!plan.script.empty()) std::cout << "# " << plan.scriptPath.string() << ":\n" << plan.script;
+      std::cout << "# placement (rank -> node -> device):\n";
+      std::istringstream table(placementTable(placement));
+      for (std::string line; std::getline(table, line);) std::cout << "#   " << line << "\n";
     }
     return kOk;
   }
@@ -151,13 +180,24 @@ void addSubmit(CLI::App& parent, CliContext& context) {
   cmd->add_option("--backend", o->backend, "local (mpirun here), slurm (sbatch) or ssh (mpirun on a login host)")
       ->check(CLI::IsMember({"local", "slurm", "ssh"}))
       ->capture_default_str();
-  cmd->add_option("--mode", o->mode, "data (one training, data parallel) or experiment (a search, trials in parallel)")
-      ->check(CLI::IsMember({"data", "experiment"}))
+  cmd->add_option("--mode", o->mode,
+                  "data (one training, data parallel), experiment (a search, trials in parallel) or infer (segment "
+                  "--data with --model, cases dealt to the ranks)")
+      ->check(CLI::IsMember({"data", "experiment", "infer"}))
       ->capture_default_str();
   cmd->add_option("--ranks,-n", o->spec.ranks, "MPI processes in total")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--nodes", o->spec.nodes, "Nodes (slurm, ssh)")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--tasks-per-node", o->spec.tasksPerNode, "Ranks per node (default: ranks / nodes, rounded up)");
-  cmd->add_option("--gpus-per-node", o->spec.gpusPerNode, "GPUs per node (slurm: --gpus-per-node)");
+  cmd->add_option("--gpus-per-node", o->spec.gpusPerNode,
+                  "GPUs per node: slurm --gpus-per-node/--gpu-bind=none and mpirun --map-by ppr:<tasks per node>:node; "
+                  "rank r takes cuda:(local rank mod GPUs)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--device", o->spec.device, "Device of every rank: auto, cpu, cuda or cuda:N (default: the config's, else auto)");
+  cmd->add_option("--model", o->spec.modelPath, "Infer mode: trained model (best.pt, checkpoint.pt or TorchScript)");
+  cmd->add_option("--subset", o->spec.subset, "Infer mode: cases of --data to segment: test, training or all")
+      ->check(CLI::IsMember({"test", "training", "all"}))
+      ->capture_default_str();
+  cmd->add_flag("--whole-volume", o->spec.wholeVolume, "Infer mode: one pass per case instead of sliding windows");
   cmd->add_option("--time", o->spec.timeLimit, "Time limit, Slurm format ([D-]HH:MM:SS or minutes)")->capture_default_str();
   cmd->add_option("--partition", o->spec.partition, "Slurm partition");
   cmd->add_option("--account", o->spec.account, "Slurm account");

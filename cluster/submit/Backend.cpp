@@ -62,8 +62,10 @@ RunState launchRun(Backend& backend, RunDirectory& run) {
 void validateRunInputs(const RunSpec& spec) {
   spec.validate();
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(spec.configPath, ec))
+  if (!spec.configPath.empty() && !std::filesystem::is_regular_file(spec.configPath, ec))
     throw InputError("--config " + spec.configPath + " is not a readable file");
+  if (spec.mode == RunMode::Infer && !std::filesystem::is_regular_file(spec.modelPath, ec))
+    throw InputError("--model " + spec.modelPath + " is not a readable file (best.pt, checkpoint.pt or a TorchScript file)");
 }
 
 void requireDataFolder(const RunSpec& spec) {
@@ -94,11 +96,16 @@ std::vector<std::string> workerArgv(const RunSpec& spec, const std::filesystem::
   if (runDir.empty() || runDir.string().front() == '-')
     throw InputError("run folder \"" + runDir.string() + "\" must be named by a path that does not start with '-' "
                      "(medseg-worker would read it as an option)");
-  std::vector<std::string> argv{resolveWorkerProgram(options), "--run-dir", runDir.string(), "--mode", toString(spec.mode),
-                                "--config", runConfigPath(spec, runDir).string()};
+  std::vector<std::string> argv{resolveWorkerProgram(options), "--run-dir", runDir.string(), "--mode", toString(spec.mode)};
+  if (!spec.configPath.empty()) argv.insert(argv.end(), {"--config", runConfigPath(spec, runDir).string()});
   if (!spec.dataPath.empty()) argv.insert(argv.end(), {"--data", spec.dataPath});
   if (spec.mode == RunMode::Experiment && spec.groupSize > 1)
     argv.insert(argv.end(), {"--group-size", std::to_string(spec.groupSize)});
+  if (spec.mode == RunMode::Infer) {
+    argv.insert(argv.end(), {"--model", spec.modelPath, "--subset", spec.subset});
+    if (spec.wholeVolume) argv.push_back("--whole-volume");
+  }
+  if (!spec.device.empty()) argv.insert(argv.end(), {"--device", spec.device});
   argv.insert(argv.end(), spec.extraArgs.begin(), spec.extraArgs.end());
   return argv;
 }

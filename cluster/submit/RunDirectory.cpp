@@ -118,7 +118,7 @@ RunDirectory RunDirectory::create(const fs::path& root, const RunSpec& spec, con
   spec.validate();
   const fs::path config(spec.configPath);
   std::error_code ec;
-  if (!fs::is_regular_file(config, ec))
+  if (!spec.configPath.empty() && !fs::is_regular_file(config, ec))  // infer runs have none
     throw InputError("config: " + spec.configPath + " is not a readable file");
   fs::create_directories(root);
   const fs::path folder = root / spec.name;
@@ -128,7 +128,7 @@ RunDirectory RunDirectory::create(const fs::path& root, const RunSpec& spec, con
   try {
     for (const char* sub : {"logs", "timings", "masks"}) fs::create_directory(folder / sub);
     RunDirectory run(folder);
-    writeFileAtomically(run.path_ / ("config" + config.extension().string()), readTextFile(config));
+    if (!spec.configPath.empty()) writeFileAtomically(run.path_ / ("config" + config.extension().string()), readTextFile(config));
     writeFileAtomically(run.specPath(), spec.toJson().dump(2) + "\n");
     const std::string now = currentTimestamp();
     run.writeState({{"state", "queued"},

@@ -7,12 +7,20 @@
 
 namespace medseg::cluster {
 
-std::string toString(RunMode mode) { return mode == RunMode::Data ? "data" : "experiment"; }
+std::string toString(RunMode mode) {
+  switch (mode) {
+    case RunMode::Data: return "data";
+    case RunMode::Experiment: return "experiment";
+    case RunMode::Infer: return "infer";
+  }
+  return "data";
+}
 
 RunMode parseRunMode(const std::string& text) {
   if (text == "data") return RunMode::Data;
   if (text == "experiment") return RunMode::Experiment;
-  throw InputError("mode: expected \"data\" or \"experiment\", found \"" + text + "\"");
+  if (text == "infer") return RunMode::Infer;
+  throw InputError("mode: expected \"data\", \"experiment\" or \"infer\", found \"" + text + "\"");
 }
 
 void validateRunName(const std::string& name) {
@@ -46,8 +54,17 @@ void RunSpec::validate() const {
     throw InputError("partition: only letters, digits, '.', '_', '-' and ',' are allowed, found \"" + partition + "\"");
   if (!account.empty() && !isPlainToken(account))
     throw InputError("account: only letters, digits, '.', '_' and '-' are allowed, found \"" + account + "\"");
-  if (configPath.empty()) throw InputError("config: a training config file is required (--config FILE)");
-  for (const auto* text : {&configPath, &dataPath}) {
+  if (mode == RunMode::Infer) {
+    if (modelPath.empty()) throw InputError("infer mode: a trained model is required (--model FILE)");
+    if (dataPath.empty()) throw InputError("infer mode: the data set to segment is required (--data DIR)");
+    if (subset != "test" && subset != "training" && subset != "all")
+      throw InputError("subset: expected test, training or all, found \"" + subset + "\"");
+  } else if (configPath.empty()) {
+    throw InputError("config: a training config file is required (--config FILE)");
+  }
+  if (!device.empty() && !isPlainToken(device, ":"))
+    throw InputError("device: expected auto, cpu, cuda or cuda:N, found \"" + device + "\"");
+  for (const auto* text : {&configPath, &dataPath, &modelPath}) {
     if (text->find('\0') != std::string::npos) throw InputError("paths must not contain NUL bytes");
     // medseg-worker (and mpirun before it) would read such a value as an option of its own.
     if (!text->empty() && text->front() == '-')
@@ -63,7 +80,8 @@ nlohmann::json RunSpec::toJson() const {
           {"nodes", nodes},         {"tasks_per_node", tasksPerNode}, {"gpus_per_node", gpusPerNode},
           {"time_limit", timeLimit}, {"partition", partition},      {"account", account},
           {"config", configPath},   {"data", dataPath},            {"group_size", groupSize},
-          {"extra_args", extraArgs}};
+          {"extra_args", extraArgs}, {"device", device}, {"model", modelPath},
+          {"subset", subset},       {"whole_volume", wholeVolume}};
 }
 
 RunSpec RunSpec::fromJson(const nlohmann::json& json) {
@@ -83,6 +101,10 @@ RunSpec RunSpec::fromJson(const nlohmann::json& json) {
     spec.dataPath = json.value("data", std::string());
     spec.groupSize = json.value("group_size", 1);
     spec.extraArgs = json.value("extra_args", std::vector<std::string>{});
+    spec.device = json.value("device", std::string());
+    spec.modelPath = json.value("model", std::string());
+    spec.subset = json.value("subset", std::string("test"));
+    spec.wholeVolume = json.value("whole_volume", false);
   } catch (const nlohmann::json::exception& error) {
     throw InputError(std::string("spec.json: ") + error.what());
   }

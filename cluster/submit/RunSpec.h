@@ -9,9 +9,9 @@
 
 namespace medseg::cluster {
 
-enum class RunMode { Data, Experiment };
+enum class RunMode { Data, Experiment, Infer };
 std::string toString(RunMode mode);
-RunMode parseRunMode(const std::string& text);  // "data" | "experiment"; InputError otherwise
+RunMode parseRunMode(const std::string& text);  // "data" | "experiment" | "infer"; InputError otherwise
 
 struct RunSpec {
   std::string name;                    // one folder name: no '/', no control characters
@@ -23,9 +23,14 @@ struct RunSpec {
   std::string timeLimit = "01:00:00";  // Slurm format: [D-]HH:MM:SS or minutes
   std::string partition;               // empty: the scheduler's default
   std::string account;
-  std::string configPath;              // training (and search) config, absolute
+  std::string configPath;              // training (and search) config, absolute; infer mode: none
   std::string dataPath;                // data-set folder, absolute
   int groupSize = 1;                   // experiment mode: ranks per trial (data parallel inside a trial)
+  std::string device;                  // empty: the config's (training) or auto (infer); else auto|cpu|cuda|cuda:N
+  // infer mode: segment the data set's cases with a trained model into masks/<case>.nii.gz
+  std::string modelPath;               // best.pt / checkpoint.pt / TorchScript, absolute
+  std::string subset = "test";         // test | training | all
+  bool wholeVolume = false;            // one pass per case instead of sliding windows
   std::vector<std::string> extraArgs;  // passed to medseg-worker verbatim (as argv, never through a shell unquoted)
 
   int effectiveTasksPerNode() const { return tasksPerNode > 0 ? tasksPerNode : (ranks + nodes - 1) / nodes; }

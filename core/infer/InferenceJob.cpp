@@ -112,7 +112,7 @@ nlohmann::json InferenceSummary::toJson() const {
           {"failed", failed},        {"failures_bad_input", failuresAreBadInput}, {"seconds", seconds}};
 }
 
-InferenceSummary runInference(const InferenceOptions& o, Reporter& reporter) {
+InferenceSummary runInference(const InferenceOptions& o, Reporter& reporter, CaseDealer* dealer) {
   const auto start = Clock::now();
   const PredictorOptions options = o.predictorOptions();
   if (o.threads > 0) torch::set_num_threads(o.threads);
@@ -131,6 +131,7 @@ InferenceSummary runInference(const InferenceOptions& o, Reporter& reporter) {
     throwIfInterrupted("inference");
     const std::string tag = "[" + std::to_string(i + 1) + "/" + std::to_string(jobs.size()) + "]";
     const std::string& id = jobs[i].entry.id;
+    if (dealer && !dealer->claim(jobs[i])) continue;
     try {
       nlohmann::json details = segmentCase(jobs[i], predictor, options, o.allowNonFinite, names, tag, reporter);
       if (reporter.json()) {
@@ -140,6 +141,7 @@ InferenceSummary runInference(const InferenceOptions& o, Reporter& reporter) {
       } else {
         reporter.log(humanLine(tag, details, names));
       }
+      if (dealer) dealer->done(jobs[i], details);
       summary.cases.push_back(std::move(details));
       ++summary.succeeded;
     } catch (const Interrupted&) {
@@ -150,6 +152,7 @@ InferenceSummary runInference(const InferenceOptions& o, Reporter& reporter) {
       summary.failuresAreBadInput = summary.failuresAreBadInput && isBadInput(e);
       summary.cases.push_back({{"case", id}, {"status", "failed"}, {"message", e.what()}});
       reporter.emit({{"event", "error"}, {"kind", "infer-case"}, {"case", id}, {"message", "case " + id + ": " + e.what()}});
+      if (dealer) dealer->done(jobs[i], summary.cases.back());
     }
   }
   summary.seconds = secondsSince(start);

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/infer/CaseDealer.h"
 #include "core/infer/InferenceOptions.h"
 #include "core/util/Progress.h"
 
@@ -34,6 +35,8 @@ struct InferenceSummary {
   nlohmann::json toJson() const;
 };
 
-InferenceSummary runInference(const InferenceOptions& options, Reporter& reporter);
+// dealer: when given, each case is segmented only if dealer->claim() takes it (cases are visited in
+// the plan's order; a data set's --case list keeps its order), and dealer->done() follows it.
+InferenceSummary runInference(const InferenceOptions& options, Reporter& reporter, CaseDealer* dealer = nullptr);
 
 }  // namespace medseg
