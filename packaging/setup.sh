@@ -25,6 +25,9 @@ packages=(
   libvtk9-dev                             # slice and 3-D rendering
   libinsighttoolkit5-dev                  # imaging I/O (NIfTI, NRRD, MetaImage, DICOM via GDCM)
   libtorch-dev                            # 3-D U-Net
+  libdcmtk-dev                            # DICOM networking (dcmnet) and DICOM SEG (dcmseg)
+  orthanc dcmtk libgdcm-tools             # a real PACS for the PACS tests; DCMTK/GDCM tools build their DICOM series
+  libopenblas0-openmp                     # LibTorch's BLAS (Debian's default libblas3 is the slow reference one)
   python3-torch python3-numpy             # side-by-side benchmark against PyTorch
   libopenmpi-dev openmpi-bin              # data and experiment parallelism
   slurm-wlm munge                         # a real single-node Slurm for the submission tests

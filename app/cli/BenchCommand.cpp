@@ -223,7 +223,8 @@ nlohmann::json benchInference(const BenchOptions& o, TrainingEngine& engine, Rep
 }
 
 int runBench(const BenchOptions& o, CliContext& context) {
-  if (o.threads > 0) torch::set_num_threads(o.threads);
+  // The rule every training uses (configureThreads): the cores this process may use unless told.
+  torch::set_num_threads(o.threads > 0 ? o.threads : usableCores());
   Reporter& reporter = context.reporter();
   nlohmann::json result = {{"event", "result"}, {"kind", "bench"}, {"threads", torch::get_num_threads()},
                            {"hardware_threads", std::thread::hardware_concurrency()}, {"usable_cores", usableCores()}};
