@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
 """Side-by-side benchmark: MedSeg (C++/LibTorch) against the same 3-D U-Net in Python PyTorch.
 
-Both run in this one invocation, on the same machine, with the same architecture, batch, patch,
-thread count and sliding-window settings, alternating rounds so that machine noise hits both
-alike. Prints the ratios (PyTorch time / MedSeg time: above 1 means MedSeg is faster) for a training
+Both run in this one invocation, on the same machine, with the same architecture, batch, patch and
+sliding-window settings, in float32, alternating rounds (at least 3) so that machine noise hits both
+alike. PyTorch runs as its users run it: default thread count, no extra tricks; MedSeg with its own
+defaults (every core the process may use). --threads N gives both N threads. Prints the ratios (PyTorch time / MedSeg time: above 1 means MedSeg is faster) for a training
 step and for sliding-window inference of a full BraTS-sized volume, and the fraction of MedSeg's
 training step time spent waiting for data.
 
-  /usr/bin/python3 resources/benchmarks/compare_pytorch.py --medseg build/release/bin/medseg
+  /usr/bin/python3 resources/benchmarks/compare_pytorch.py --medseg build/release/bin/medseg --save
+
+--save writes the report with every round to resources/benchmarks/results/<date>-<cpu-model>-compare.json.
 """
 import argparse
+import datetime
 import json
 import math
 import os
@@ -166,6 +170,17 @@ def soft_dice_ce(logits, target):
     return ce + (1 - dice[1:].mean())
 
 
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown-cpu"
+
+
 def pytorch_round(args, cfg):
     torch.manual_seed(0)
     model = UNet3d(cfg)
@@ -198,12 +213,12 @@ def pytorch_round(args, cfg):
 def medseg_round(args):
     command = [args.medseg, "--json", "bench", "--base-filters", str(args.base_filters), "--depth", str(args.depth),
                "--norm", args.norm, "--batch", str(args.batch), "--patch", str(args.patch), "--steps", str(args.steps),
-               "--warmup", str(args.warmup), "--threads", str(args.threads), "--roi", str(args.roi),
+               "--warmup", str(args.warmup), "--roi", str(args.roi),
                "--overlap", str(args.overlap), "--infer-size", args.infer_size]
+    if args.threads:
+        command += ["--threads", str(args.threads)]
     if args.skip_infer:
         command.append("--skip-infer")
-    if args.data:
-        command += ["--data", args.data]
     output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
     for line in output.splitlines():
         event = json.loads(line)
@@ -222,16 +237,19 @@ def main():
     parser.add_argument("--patch", type=int, default=64)
     parser.add_argument("--steps", type=int, default=8)
     parser.add_argument("--warmup", type=int, default=2)
-    parser.add_argument("--threads", type=int, default=os.cpu_count())
+    parser.add_argument("--threads", type=int, default=0, help="threads for both (default: each its own default)")
     parser.add_argument("--roi", type=int, default=96)
     parser.add_argument("--overlap", type=float, default=0.5)
     parser.add_argument("--infer-size", default="240,240,155")
-    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--skip-infer", action="store_true")
-    parser.add_argument("--data", help="a data set, to measure MedSeg's data-wait fraction with its real loader")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--save", action="store_true", help="write the report to resources/benchmarks/results/")
     args = parser.parse_args()
-    torch.set_num_threads(args.threads)
+    if args.rounds < 3:
+        parser.error("--rounds must be at least 3 (best-of and median need them)")
+    if args.threads:
+        torch.set_num_threads(args.threads)
     cfg = {"in_channels": 4, "out_channels": 4, "depth": args.depth, "base_filters": args.base_filters,
            "max_filters": 320, "norm": args.norm, "leaky_slope": 0.01, "residual": False}
 
@@ -240,31 +258,49 @@ def main():
         medseg.append(medseg_round(args))
         pytorch.append(pytorch_round(args, cfg))
 
-    def best(rows, key):
-        values = [r[key] for r in rows if key in r]
-        return min(values) if values else None
+    def figures(values):
+        return {"best": min(values), "median": statistics.median(values), "rounds": values}
 
-    m_train = min(r["train"]["step_s"] for r in medseg)
-    p_train = best(pytorch, "train_step_s")
-    report = {"config": cfg, "batch": args.batch, "patch": args.patch, "threads": args.threads,
+    m_train = figures([r["train"]["step_s"] for r in medseg])
+    p_train = figures([r["train_step_s"] for r in pytorch])
+    report = {"date": datetime.date.today().isoformat(), "cpu": cpu_model(), "config": cfg, "batch": args.batch,
+              "patch": args.patch, "pytorch_threads": torch.get_num_threads(), "medseg_threads": medseg[-1]["threads"],
+              "precision": "float32", "rounds": args.rounds,
               "medseg_train_step_s": m_train, "pytorch_train_step_s": p_train,
-              "train_speed_ratio": p_train / m_train,
+              "train_speed_ratio_median": p_train["median"] / m_train["median"],
+              "train_speed_ratio_best": p_train["best"] / m_train["best"],
+              "medseg_train_cpu_utilisation": [r["train"].get("cpu_utilisation") for r in medseg],
               "medseg_data_wait_fraction": medseg[-1]["train"].get("data_wait_fraction")}
     if not args.skip_infer:
-        m_inf = min(r["infer"]["sliding_window_s"] for r in medseg)
-        p_inf = best(pytorch, "sliding_window_s")
+        m_inf = figures([r["infer"]["sliding_window_s"] for r in medseg])
+        p_inf = figures([r["sliding_window_s"] for r in pytorch])
         report.update({"medseg_sliding_window_s": m_inf, "pytorch_sliding_window_s": p_inf,
-                       "infer_speed_ratio": p_inf / m_inf, "windows": pytorch[-1]["windows"]})
+                       "infer_speed_ratio_median": p_inf["median"] / m_inf["median"],
+                       "infer_speed_ratio_best": p_inf["best"] / m_inf["best"],
+                       "medseg_infer_cpu_utilisation": [r["infer"].get("sliding_window_cpu_utilisation") for r in medseg],
+                       "windows": pytorch[-1]["windows"]})
+    if args.save:
+        folder = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+        os.makedirs(folder, exist_ok=True)
+        name = report["date"] + "-" + "-".join("".join(c if c.isalnum() else " " for c in report["cpu"]).split()) + "-compare.json"
+        path = os.path.join(folder, name)
+        with open(path + ".tmp", "w") as f:
+            json.dump(report, f, indent=1, sort_keys=True)
+        os.replace(path + ".tmp", path)
+        print("written: " + path, file=sys.stderr)
     if args.json:
         print(json.dumps(report))
         return 0
     print(f"3-D U-Net base {args.base_filters} depth {args.depth} {args.norm} norm, batch {args.batch}, "
-          f"patch {args.patch}^3, {args.threads} threads, best of {args.rounds} alternating rounds")
-    print(f"  training step   MedSeg {m_train:8.3f} s   PyTorch {p_train:8.3f} s   ratio {p_train / m_train:5.2f}x")
+          f"patch {args.patch}^3, float32, MedSeg {report['medseg_threads']} threads, PyTorch "
+          f"{report['pytorch_threads']} threads, median (best) of {args.rounds} alternating rounds")
+    print(f"  training step   MedSeg {m_train['median']:8.3f} s ({m_train['best']:.3f})   PyTorch "
+          f"{p_train['median']:8.3f} s ({p_train['best']:.3f})   ratio {report['train_speed_ratio_median']:5.2f}x "
+          f"({report['train_speed_ratio_best']:.2f}x)")
     if not args.skip_infer:
-        print(f"  sliding window  MedSeg {report['medseg_sliding_window_s']:8.3f} s   PyTorch "
-              f"{report['pytorch_sliding_window_s']:8.3f} s   ratio {report['infer_speed_ratio']:5.2f}x "
-              f"({report['windows']} windows of {args.roi}^3 over {args.infer_size})")
+        print(f"  sliding window  MedSeg {m_inf['median']:8.3f} s ({m_inf['best']:.3f})   PyTorch "
+              f"{p_inf['median']:8.3f} s ({p_inf['best']:.3f})   ratio {report['infer_speed_ratio_median']:5.2f}x "
+              f"({report['infer_speed_ratio_best']:.2f}x; {report['windows']} windows of {args.roi}^3 over {args.infer_size})")
     wait = report["medseg_data_wait_fraction"]
     if wait is not None:
         print(f"  MedSeg data-wait fraction of the training step: {wait:.3f}")
