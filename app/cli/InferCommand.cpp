@@ -10,7 +10,13 @@
 //     training or all on request), or the cases named with --case;
 //   - a folder of image files: each file is a case, except that nnU-Net raw files <id>_0000.nii.gz,
 //     <id>_0001.nii.gz, ... are grouped into one multi-channel case <id>;
-//   - any other folder: a DICOM series.
+//   - any other folder: a DICOM series (--series UID chooses one when the folder holds several);
+//   - pacs://AET@host:port/UID: a study (its series matched to the model's modalities by their
+//     descriptions, core/pacs/SeriesModalityRule.h) or a series on a PACS, or pacs://AET@host:port
+//     with --series UID once per modality; retrieved (C-GET) into a scratch folder that is removed
+//     afterwards, the series brought onto the first one's grid.
+// --format nifti|nrrd|seg: the mask as NIfTI (default), NRRD or a DICOM SEG over the source series
+// (a DICOM folder or pacs:// input), which `medseg pacs store` sends back.
 // OUT: an image file name for a single input, else a folder receiving <case>.nii.gz per case.
 // --probabilities adds <name>_probabilities.nii.gz (4-D float, one channel per model output) beside
 // each label map. Every output is written atomically, the probabilities first, so a label map that
@@ -23,16 +29,72 @@
 #include <iomanip>
 #include <iostream>
 
+#include <cstdlib>
+
 #include "app/cli/CommandRegistry.h"
+#include "app/cli/PacsOptions.h"
 #include "core/infer/InferenceJob.h"
 #include "core/infer/InferenceOptions.h"
+#include "core/io/ImageIO.h"
+#include "core/io/NonFiniteVoxels.h"
+#include "core/nn/ModelCheckpoint.h"
+#include "core/pacs/PacsInput.h"
 #include "core/util/Interrupt.h"
 
 namespace medseg::cli {
 namespace {
 
-int runInfer(const InferenceOptions& o, CliContext& context) {
+// A scratch folder for retrieved series, removed with everything in it when the command ends.
+class ScratchFolder {
+ public:
+  ScratchFolder() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "medseg-pacs-XXXXXX").string();
+    if (!::mkdtemp(pattern.data())) throw std::runtime_error("cannot create a scratch folder in " + pattern);
+    path_ = pattern;
+  }
+  ~ScratchFolder() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// The model's input channels, from a MedSeg checkpoint's description or --modalities.
+std::vector<std::string> modelModalities(const InferenceOptions& o) {
+  if (!o.modalities.empty()) return o.modalities;
+  try {
+    return readModelDescription(o.model).modalities;
+  } catch (const InputError&) {
+    return {};  // TorchScript without --modalities: one channel
+  }
+}
+
+int runInfer(InferenceOptions o, const std::vector<std::string>& series, const std::string& pacsConfig, CliContext& context) {
   o.validate();  // option mistakes before the model is loaded
+  std::unique_ptr<ScratchFolder> scratch;
+  if (isPacsUri(o.input.string())) {
+    // Retrieve, read and stack the series; the job then reads one scratch image, so the mask equals
+    // that of the same series exported to NIfTI, and a SEG refers to the first channel's series.
+    scratch = std::make_unique<ScratchFolder>();
+    PacsInputRequest request;
+    request.uri = o.input.string();
+    request.modalities = modelModalities(o);
+    request.seriesUids = series;
+    request.read = nonFiniteReadOptions(o.allowNonFinite, [&](const std::filesystem::path& file, const NonFiniteVoxels& found) {
+      context.reporter().log(file.string() + ": replaced " + found.describe() + " by 0");
+    });
+    const PacsInput pulled = pullPacsInput(request, loadPacsConfig(pacsConfig), scratch->path(), context.reporter());
+    o.input = scratch->path() / (pulled.uid + ".nii.gz");
+    writeImage(pulled.image, o.input);
+    o.dicomReference = pulled.referenceSeries;
+  } else if (series.size() > 1) {
+    throw InputError("--series takes one UID for a DICOM folder (the series to read); several are for pacs:// inputs");
+  } else if (series.size() == 1) {
+    o.dicomSeries = series.front();
+  }
   const nlohmann::json summary = runInference(o, context.reporter()).toJson();
   const int64_t failed = summary.value("failed", int64_t{0});
   const int64_t succeeded = summary.value("succeeded", int64_t{0});
@@ -60,7 +122,16 @@ void addInfer(CLI::App& parent, CliContext& context) {
   auto noGaussian = std::make_shared<bool>(false);
   cmd->add_option("--model", *model, "best.pt / checkpoint.pt from `medseg train`, or a TorchScript .pt")
       ->required()->check(CLI::ExistingFile);
-  cmd->add_option("--input", *input, "Image file, DICOM folder, data-set folder or folder of images")->required();
+  cmd->add_option("--input", *input,
+                  "Image file, DICOM folder, data-set folder, folder of images, or pacs://AET@host:port/STUDY_OR_SERIES_UID")
+      ->required();
+  auto format = std::make_shared<std::string>("nifti");
+  auto series = std::make_shared<std::vector<std::string>>();
+  auto pacsConfig = std::make_shared<std::string>();
+  cmd->add_option("--format", *format, "Mask format: nifti (.nii.gz), nrrd or seg (DICOM SEG over the source DICOM series)")
+      ->capture_default_str();
+  cmd->add_option("--series", *series, "pacs:// input: the series UID of each model channel, in the model's order (repeat); DICOM folder: the series to read");
+  addPacsConfigOption(*cmd, *pacsConfig);
   cmd->add_option("--out", *out, "Output label file (single input) or folder (<case>.nii.gz per case)")->required();
   cmd->add_option("--roi", o->roi, "Window size z,y,x (or one edge); default the model's patch size")->delimiter(',');
   cmd->add_option("--overlap", o->overlap, "Fractional overlap of neighbouring windows, [0, 1)")->capture_default_str();
@@ -87,7 +158,11 @@ void addInfer(CLI::App& parent, CliContext& context) {
     o->input = *input;
     o->output = *out;
     o->gaussian = !*noGaussian;
-    context.action = [o, &context] { return runInfer(*o, context); };
+    context.action = [o, format, series, pacsConfig, &context] {
+      InferenceOptions options = *o;
+      options.format = parseMaskFormat(*format);
+      return runInfer(options, *series, *pacsConfig, context);
+    };
   });
 }
 

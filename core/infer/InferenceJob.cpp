@@ -11,6 +11,7 @@
 
 #include "core/dataset/Dataset.h"
 #include "core/infer/InferencePlan.h"
+#include "core/infer/MaskOutput.h"
 #include "core/infer/Predictor.h"
 #include "core/io/ImageIO.h"
 #include "core/io/LabelTable.h"
@@ -68,11 +69,12 @@ nlohmann::json segmentCase(const InferenceCase& job, const Predictor& predictor,
                            Reporter& reporter) {
   const auto start = Clock::now();
   int64_t nonFiniteReplaced = 0;
-  const ImageVolume image =
-      loadCaseImage(job.entry, nonFiniteReadOptions(allowNonFinite, [&](const fs::path& file, const NonFiniteVoxels& found) {
-                      nonFiniteReplaced += found.total();
-                      reporter.log(file.string() + ": replaced " + found.describe() + " by 0");
-                    }));
+  ReadOptions read = nonFiniteReadOptions(allowNonFinite, [&](const fs::path& file, const NonFiniteVoxels& found) {
+    nonFiniteReplaced += found.total();
+    reporter.log(file.string() + ": replaced " + found.describe() + " by 0");
+  });
+  read.dicomSeries = job.dicomSeries;  // a DICOM folder with several series: the chosen one
+  const ImageVolume image = loadCaseImage(job.entry, read);
   std::unique_ptr<Progress> bar;
   int64_t reported = 0;
   const auto prediction = predictor.predict(image, options, [&](int64_t done, int64_t total) {
@@ -82,8 +84,7 @@ nlohmann::json segmentCase(const InferenceCase& job, const Predictor& predictor,
   });
   if (!job.labelsOut.parent_path().empty()) fs::create_directories(job.labelsOut.parent_path());
   if (options.probabilities) writeImage(prediction.probabilities, job.probabilitiesOut);
-  writeLabels(prediction.labels, job.labelsOut);
-  writeLabelTablesBeside(labelTableFromNames(names), job.labelsOut);  // ITK-SNAP and Slicer show our names
+  writeMask(prediction.labels, job, labelTableFromNames(names));  // NIfTI/NRRD + label tables, or a DICOM SEG
   nlohmann::json details = {{"case", job.entry.id},
                             {"status", "ok"},
                             {"output", job.labelsOut.string()},

@@ -23,6 +23,21 @@ void InferenceOptions::validate() const {
   if (regions && !classes.empty()) throw InputError("regions (--regions) and classes (--classes) exclude each other");
 }
 
+MaskFormat parseMaskFormat(const std::string& name) {
+  if (name == "nifti") return MaskFormat::Nifti;
+  if (name == "nrrd") return MaskFormat::Nrrd;
+  if (name == "seg") return MaskFormat::DicomSeg;
+  throw InputError("mask format (--format) must be nifti, nrrd or seg, got \"" + name + "\"");
+}
+
+const char* maskExtension(MaskFormat format) {
+  switch (format) {
+    case MaskFormat::Nrrd: return ".nrrd";
+    case MaskFormat::DicomSeg: return ".dcm";
+    default: return ".nii.gz";
+  }
+}
+
 PredictorOptions InferenceOptions::predictorOptions() const {
   validate();
   PredictorOptions p;

@@ -14,6 +14,12 @@ namespace medseg {
 struct PredictorOptions;  // core/infer/Predictor.h (kept out of this header: no torch here)
 struct ModelOverrides;
 
+// How masks are written: NIfTI (.nii.gz, the default), NRRD (.nrrd), or a DICOM Segmentation
+// object (.dcm, core/io/DicomSeg.h) on the grid of the source DICOM series.
+enum class MaskFormat { Nifti, Nrrd, DicomSeg };
+MaskFormat parseMaskFormat(const std::string& name);  // nifti | nrrd | seg; InputError otherwise
+const char* maskExtension(MaskFormat format);          // ".nii.gz", ".nrrd", ".dcm"
+
 struct InferenceOptions {
   std::filesystem::path model;  // MedSeg checkpoint or TorchScript file
   std::filesystem::path input;  // image file, DICOM folder, data-set folder or folder of images
@@ -34,6 +40,11 @@ struct InferenceOptions {
   std::vector<std::string> classes;  // TorchScript without description
   bool regions = false;
   std::vector<std::string> modalities;
+  MaskFormat format = MaskFormat::Nifti;
+  // The DICOM series a DICOM SEG refers to, when the input is not that series' folder itself (a
+  // pacs:// input: the retrieved series of the first modality). Empty: a DICOM-folder input's own.
+  std::filesystem::path dicomReference;
+  std::string dicomSeries;  // a DICOM folder holding several series: the one to read (ReadOptions::dicomSeries)
 
   // InputError naming the option for values out of range or combinations that exclude each other.
   void validate() const;

@@ -12,9 +12,24 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool namesImageFile(const fs::path& path) {
+bool namesImageFile(const fs::path& path, MaskFormat format) {
   std::error_code ec;
-  return !fs::is_directory(path, ec) && isSupportedImagePath(path);
+  if (fs::is_directory(path, ec)) return false;
+  return isSupportedImagePath(path) || (format == MaskFormat::DicomSeg && path.extension() == ".dcm");
+}
+
+// A DICOM SEG refers to a source series: the DICOM folder the case is read from, or the one given.
+void attachDicomReference(InferenceCase& job, const InferenceOptions& o) {
+  job.format = o.format;
+  job.dicomSeries = o.dicomSeries;
+  if (o.format != MaskFormat::DicomSeg) return;
+  std::error_code ec;
+  if (!o.dicomReference.empty()) job.dicomReference = o.dicomReference;
+  else if (job.entry.images.size() == 1 && fs::is_directory(job.entry.images.front(), ec)) job.dicomReference = job.entry.images.front();
+  else
+    throw InputError("--format seg writes a DICOM SEG over its DICOM source series, but case " + job.entry.id +
+                     " is read from " + job.entry.images.front().string() +
+                     "; give a DICOM folder or a pacs:// input, or use --format nifti|nrrd");
 }
 
 InferenceCase makeCase(const std::string& id, std::vector<fs::path> images, const fs::path& labelsOut) {
@@ -49,7 +64,7 @@ std::vector<InferenceCase> datasetCases(const fs::path& root, const InferenceOpt
   }
   std::vector<InferenceCase> jobs;
   for (const auto* c : chosen) {
-    InferenceCase job = makeCase(c->id, c->images, outDir / (c->id + ".nii.gz"));
+    InferenceCase job = makeCase(c->id, c->images, outDir / (c->id + maskExtension(o.format)));
     job.entry = *c;
     job.entry.label.clear();
     jobs.push_back(std::move(job));
@@ -58,7 +73,7 @@ std::vector<InferenceCase> datasetCases(const fs::path& root, const InferenceOpt
 }
 
 // Image files of a folder; nnU-Net channel files (<id>_0000.nii.gz ...) grouped into one case.
-std::vector<InferenceCase> folderCases(const std::vector<fs::path>& files, const fs::path& outDir) {
+std::vector<InferenceCase> folderCases(const std::vector<fs::path>& files, const fs::path& outDir, const std::string& ext) {
   static const std::regex channelFile(R"((.+)_(\d{4})(\.[A-Za-z.]+)$)");
   std::map<std::string, std::map<int, fs::path>> grouped;
   bool allChannelFiles = true;
@@ -84,13 +99,13 @@ std::vector<InferenceCase> folderCases(const std::vector<fs::path>& files, const
     for (const auto& [id, channels] : grouped) {
       std::vector<fs::path> images;
       for (const auto& entry : channels) images.push_back(entry.second);
-      jobs.push_back(makeCase(id, images, outDir / (id + ".nii.gz")));
+      jobs.push_back(makeCase(id, images, outDir / (id + ext)));
     }
     return jobs;
   }
   for (const auto& f : files) {
     const std::string id = caseIdFromFileName(f, "");
-    jobs.push_back(makeCase(id, {f}, outDir / (id + ".nii.gz")));
+    jobs.push_back(makeCase(id, {f}, outDir / (id + ext)));
   }
   return jobs;
 }
@@ -124,9 +139,11 @@ std::vector<InferenceCase> planInference(const InferenceOptions& o) {
   if (input.empty()) throw InputError("no input given (an image file, DICOM folder, data-set folder or image folder)");
   if (out.empty()) throw InputError("no output given (--out: a label file or a folder)");
   if (!fs::exists(input)) throw InputError("input " + input.string() + " does not exist");
-  const bool outIsFile = namesImageFile(out);
+  const bool outIsFile = namesImageFile(out, o.format);
+  if (outIsFile && o.format == MaskFormat::DicomSeg && out.extension() != ".dcm")
+    throw InputError("--format seg writes a DICOM file: name --out with .dcm (or give a folder)");
   std::vector<InferenceCase> jobs;
-  auto singleOutput = [&](const std::string& id) { return outIsFile ? out : out / (id + ".nii.gz"); };
+  auto singleOutput = [&](const std::string& id) { return outIsFile ? out : out / (id + maskExtension(o.format)); };
   if (fs::is_regular_file(input)) {
     if (!isSupportedImagePath(input))
       throw InputError("input " + input.string() + " is not an image file (.nii.gz, .nii, .nrrd, .nhdr, .mha, .mhd), "
@@ -147,7 +164,7 @@ std::vector<InferenceCase> planInference(const InferenceOptions& o) {
         jobs.push_back(makeCase(id, {input}, singleOutput(id)));  // a DICOM series
       } else {
         if (outIsFile && files.size() > 1) throw InputError("--out must be a folder when the input folder holds several images");
-        jobs = folderCases(files, out);
+        jobs = folderCases(files, out, maskExtension(o.format));
         if (outIsFile) jobs.front().labelsOut = out, jobs.front().probabilitiesOut = probabilitiesPathFor(out);
       }
     }
@@ -157,6 +174,7 @@ std::vector<InferenceCase> planInference(const InferenceOptions& o) {
   if ((!o.cases.empty() || o.subset != "test") && !fs::exists(input / "dataset.json"))
     throw InputError("--case and --subset apply to data-set folders (with dataset.json) only");
   requireOutputsAreNotInputs(jobs);
+  for (auto& job : jobs) attachDicomReference(job, o);
   return jobs;
 }
 

@@ -8,7 +8,7 @@
 //     <id>_0001.nii.gz, ... are grouped into one multi-channel case <id>;
 //   - any other folder: a DICOM series.
 // The output is an image file name for a single input, else a folder receiving <case>.nii.gz per
-// case; probabilities go to <name>_probabilities<ext> beside each label map. No output may be an input.
+// case (<case>.nrrd, <case>.dcm for the NRRD and DICOM SEG formats; a SEG needs a DICOM source); probabilities go to <name>_probabilities<ext> beside each label map. No output may be an input.
 #include <filesystem>
 #include <vector>
 
@@ -21,6 +21,9 @@ struct InferenceCase {
   CaseEntry entry;  // images: one file, nnU-Net channel files, or a DICOM folder; no label
   std::filesystem::path labelsOut;
   std::filesystem::path probabilitiesOut;
+  MaskFormat format = MaskFormat::Nifti;
+  std::filesystem::path dicomReference;  // DicomSeg: the source series folder the SEG refers to
+  std::string dicomSeries;               // DICOM folder input: the series to read (empty: its only one)
 };
 
 // InputError / DatasetError naming the input or option that does not fit.

@@ -1,4 +1,5 @@
-// DICOM series: a folder of slices read through GDCM (first, i.e. largest, series), and export of a
+// DICOM series: a folder of slices read through GDCM (its only series, or the one chosen with
+// ReadOptions::dicomSeries; DicomSeriesScan checks the slices first), and export of a
 // volume as an int16 series with per-slice position, orientation and spacing so that any DICOM
 // reader (ITK, 3D Slicer, a PACS viewer) restores the same grid.
 #include <itkGDCMImageIO.h>
@@ -16,6 +17,7 @@
 #include <random>
 #include <sstream>
 
+#include "core/io/DicomSeriesScan.h"
 #include "core/io/ImageIOInternal.h"
 #include "core/util/AtomicFile.h"
 
@@ -58,10 +60,10 @@ struct OpenSeries {
   itk::GDCMImageIO::Pointer io;
 };
 
-OpenSeries openSeries(const fs::path& directory) {
+OpenSeries openSeries(const fs::path& directory, const std::string& seriesUid) {
   OpenSeries series{SeriesReader::New(), itk::GDCMImageIO::New()};
   series.reader->SetImageIO(series.io);
-  series.reader->SetFileNames(io_detail::dicomSeriesFiles(directory));
+  series.reader->SetFileNames(io_detail::dicomSeriesFiles(directory, seriesUid));
   return series;
 }
 
@@ -183,28 +185,12 @@ bool isEmptyOrMissingFolder(const fs::path& directory) {
 
 namespace io_detail {
 
-std::vector<std::string> dicomSeriesFiles(const fs::path& directory) {
-  registerImageIOFactories();
-  auto names = itk::GDCMSeriesFileNames::New();
-  std::vector<std::string> best;
-  try {
-    names->SetUseSeriesDetails(true);
-    names->SetDirectory(directory.string());
-    for (const std::string& uid : names->GetSeriesUIDs()) {
-      std::vector<std::string> files = names->GetFileNames(uid);
-      if (files.size() > best.size()) best = std::move(files);
-    }
-  } catch (const itk::ExceptionObject& e) {
-    fail(directory, "cannot scan for DICOM files: " + describeItkError(e));
-  }
-  if (best.empty())
-    fail(directory, "is a folder without a DICOM series; give an image file (.nii.gz, .nii, .nrrd, .nhdr, .mha, "
-                    ".mhd) or a folder of DICOM slices");
-  return best;
+std::vector<std::string> dicomSeriesFiles(const fs::path& directory, const std::string& seriesUid) {
+  return chooseDicomSeries(directory, seriesUid);
 }
 
 ImageHeader readDicomHeader(const fs::path& directory, const ReadOptions& options) {
-  OpenSeries series = openSeries(directory);
+  OpenSeries series = openSeries(directory, options.dicomSeries);
   try {
     series.reader->UpdateOutputInformation();
   } catch (const itk::ExceptionObject& e) {
@@ -214,7 +200,7 @@ ImageHeader readDicomHeader(const fs::path& directory, const ReadOptions& option
 }
 
 ImageVolume readDicomImage(const fs::path& directory, const ReadOptions& options) {
-  OpenSeries series = openSeries(directory);
+  OpenSeries series = openSeries(directory, options.dicomSeries);
   ImageHeader header;
   try {
     series.reader->UpdateOutputInformation();

@@ -22,6 +22,7 @@
 #include <sstream>
 #include <unistd.h>
 
+#include "core/io/DicomSeg.h"
 #include "core/io/ImageIOInternal.h"
 #include "core/io/NonFiniteVoxels.h"
 #include "core/util/AtomicFile.h"
@@ -367,6 +368,7 @@ ImageVolume readImage(const fs::path& path, const ReadOptions& options) {
 }
 
 LabelVolume readLabels(const fs::path& path, const ReadOptions& options) {
+  if (isDicomSegFile(path)) return readDicomSeg(path).labels;  // a DICOM SEG: one segment per label value
   const ImageVolume image = readImage(path, options);
   if (image.channels != 1)
     fail(path, "a label map must have one channel, this image has " + std::to_string(image.channels));

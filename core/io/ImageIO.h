@@ -38,6 +38,9 @@ struct ReadOptions {
   // (MEDSEG_MAX_IMAGE_BYTES from the environment, else 8 GiB).
   uint64_t maxBytes = 0;
   NonFinitePolicy nonFinite = NonFinitePolicy::Refuse;
+  // A DICOM folder holding several series: the SeriesInstanceUID to read (empty: the folder must
+  // hold one series; see core/io/DicomSeriesScan.h).
+  std::string dicomSeries;
   // Called with what was replaced (ReplaceWithZero only, and only when there was something), so the
   // caller can report it where its output goes.
   std::function<void(const std::filesystem::path&, const NonFiniteVoxels&)> onNonFiniteReplaced;
@@ -57,7 +60,8 @@ ImageHeader readImageHeader(const std::filesystem::path& path, const ReadOptions
 // options.nonFinite (refused by default with NonFiniteVoxelsError, an ImageIOError).
 ImageVolume readImage(const std::filesystem::path& path, const ReadOptions& options = {});
 
-// A label map (single channel). Non-integer or out-of-range (0..255) values are refused.
+// A label map (single channel). Non-integer or out-of-range (0..255) values are refused. A DICOM SEG
+// file (core/io/DicomSeg.h) is read as a label map too: segment number = label value.
 LabelVolume readLabels(const std::filesystem::path& path, const ReadOptions& options = {});
 
 // Writes atomically (temporary file in the same folder, then rename), format from the extension.

@@ -45,8 +45,9 @@ void checkMetaImageHeader(const std::filesystem::path& path);
 // PayloadCheck.cpp). `io` has read the header of `path`.
 void verifyPayload(const std::filesystem::path& path, itk::ImageIOBase& io);
 
-// DICOM series in a folder (the first series when several are present).
-std::vector<std::string> dicomSeriesFiles(const std::filesystem::path& directory);
+// The files of one DICOM series of a folder (chooseDicomSeries in DicomSeriesScan.h: the folder's
+// only series, or `seriesUid`; several series without a choice are an error naming them).
+std::vector<std::string> dicomSeriesFiles(const std::filesystem::path& directory, const std::string& seriesUid = {});
 ImageHeader readDicomHeader(const std::filesystem::path& directory, const ReadOptions& options);
 ImageVolume readDicomImage(const std::filesystem::path& directory, const ReadOptions& options);
 

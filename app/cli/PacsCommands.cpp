@@ -1,0 +1,14 @@
+// `medseg pacs ...`: the DICOM network command group (echo, find, get, store); its subcommands
+// register from their own files. Every one takes --server (AET@host:port or a peer name) and
+// --pacs-config (core/pacs/PacsConfig.h: our AE title, peers, timeouts).
+#include "app/cli/CommandRegistry.h"
+
+namespace medseg::cli {
+namespace {
+void addPacsGroup(CLI::App& app, CliContext&) {
+  CLI::App* pacs = app.add_subcommand("pacs", "Query, retrieve and store DICOM over the network (C-ECHO, C-FIND, C-GET, C-STORE)");
+  pacs->require_subcommand(1);
+}
+const CommandRegistration registration{"", "pacs", &addPacsGroup};
+}  // namespace
+}  // namespace medseg::cli

@@ -1,0 +1,33 @@
+#pragma once
+// The options every `medseg pacs` subcommand shares: the peer and the PACS config file.
+#include <memory>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "core/pacs/PacsConfig.h"
+#include "core/pacs/PacsPeer.h"
+
+namespace medseg::cli {
+
+struct PacsTarget {
+  std::string server;
+  std::string configFile;
+  PacsConfig config() const { return loadPacsConfig(configFile); }
+};
+
+inline void addPacsTargetOptions(CLI::App& cmd, PacsTarget& target) {
+  cmd.add_option("--server", target.server, "The PACS: AET@host:port (e.g. ORTHANC@127.0.0.1:4242) or a peer name from the config")
+      ->required();
+  cmd.add_option("--pacs-config", target.configFile,
+                 "PACS config (JSON: ae_title, peers, timeouts); default $MEDSEG_PACS_CONFIG or ~/.config/medseg/pacs.json");
+}
+
+// The PACS config for commands where --pacs-config is optional (medseg infer).
+inline void addPacsConfigOption(CLI::App& cmd, std::string& configFile) {
+  cmd.add_option("--pacs-config", configFile,
+                 "PACS config for pacs:// inputs (JSON: ae_title, peers, timeouts); default $MEDSEG_PACS_CONFIG or "
+                 "~/.config/medseg/pacs.json");
+}
+
+}  // namespace medseg::cli

@@ -1,0 +1,72 @@
+#include "core/pacs/PacsConfig.h"
+
+#include <cstdlib>
+
+#include <nlohmann/json.hpp>
+
+#include "core/util/AtomicFile.h"
+#include "core/util/Interrupt.h"
+
+namespace medseg {
+namespace fs = std::filesystem;
+
+namespace {
+int positiveSeconds(const nlohmann::json& value, const std::string& key, const std::string& source) {
+  if (!value.is_number_integer() || value.get<int64_t>() < 1 || value.get<int64_t>() > 86400)
+    throw InputError(source + ": " + key + " must be a whole number of seconds from 1 to 86400");
+  return value.get<int>();
+}
+}  // namespace
+
+PacsConfig parsePacsConfig(const std::string& jsonText, const std::string& source) {
+  nlohmann::json document;
+  try {
+    document = nlohmann::json::parse(jsonText);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(source + ": not valid JSON: " + e.what());
+  }
+  if (!document.is_object()) throw InputError(source + ": the PACS config must be a JSON object");
+  PacsConfig config;
+  config.source = source;
+  for (const auto& [key, value] : document.items()) {
+    if (key == "ae_title") {
+      if (!value.is_string()) throw InputError(source + ": ae_title must be a string");
+      config.aeTitle = value.get<std::string>();
+      checkAeTitle(config.aeTitle, source + ": ae_title");
+    } else if (key == "connect_timeout_seconds") {
+      config.connectTimeoutSeconds = positiveSeconds(value, key, source);
+    } else if (key == "dimse_timeout_seconds") {
+      config.dimseTimeoutSeconds = positiveSeconds(value, key, source);
+    } else if (key == "peers") {
+      if (!value.is_object()) throw InputError(source + ": peers must map names to \"AET@host:port\"");
+      for (const auto& [name, address] : value.items()) {
+        if (!address.is_string()) throw InputError(source + ": peers." + name + " must be \"AET@host:port\"");
+        config.peers[name] = parsePacsPeer(address.get<std::string>(), PacsConfig{});
+      }
+    } else {
+      throw InputError(source + ": unknown key '" + key +
+                       "' (known: ae_title, connect_timeout_seconds, dimse_timeout_seconds, peers)");
+    }
+  }
+  return config;
+}
+
+PacsConfig loadPacsConfig(const fs::path& explicitPath) {
+  fs::path path = explicitPath;
+  if (path.empty()) {
+    if (const char* env = std::getenv("MEDSEG_PACS_CONFIG"); env && *env) {
+      path = env;
+    } else {
+      fs::path folder;
+      if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg) folder = xdg;
+      else if (const char* home = std::getenv("HOME"); home && *home) folder = fs::path(home) / ".config";
+      if (!folder.empty() && fs::exists(folder / "medseg" / "pacs.json")) path = folder / "medseg" / "pacs.json";
+    }
+  }
+  if (path.empty()) return {};
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) throw InputError("PACS config " + path.string() + " does not exist");
+  return parsePacsConfig(readTextFile(path, 1 << 20), path.string());
+}
+
+}  // namespace medseg

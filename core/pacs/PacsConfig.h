@@ -1,0 +1,32 @@
+#pragma once
+// Who MedSeg is on the DICOM network and whom it talks to: a small JSON file,
+//   {
+//     "ae_title": "MEDSEG",                 our (calling) AE title, default MEDSEG
+//     "connect_timeout_seconds": 10,        TCP connect and association negotiation
+//     "dimse_timeout_seconds": 60,          longest wait for one DIMSE message (a stalled peer)
+//     "peers": { "orthanc": "ORTHANC@127.0.0.1:4242" }   names usable as --server NAME
+//   }
+// found at --pacs-config FILE, else $MEDSEG_PACS_CONFIG, else $XDG_CONFIG_HOME/medseg/pacs.json
+// (~/.config/medseg/pacs.json); without any file the defaults above apply. Unknown keys, wrong
+// types and bad AE titles are InputError (exit 3) naming the file and the key.
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "core/pacs/PacsPeer.h"
+
+namespace medseg {
+
+struct PacsConfig {
+  std::string aeTitle = "MEDSEG";
+  int connectTimeoutSeconds = 10;
+  int dimseTimeoutSeconds = 60;
+  std::map<std::string, PacsPeer> peers;
+  std::string source = "defaults";  // the file it came from, for messages
+};
+
+PacsConfig parsePacsConfig(const std::string& jsonText, const std::string& source);
+// explicitPath empty: the environment and the user's config folder, as described above.
+PacsConfig loadPacsConfig(const std::filesystem::path& explicitPath = {});
+
+}  // namespace medseg

@@ -1,0 +1,62 @@
+// The PACS config file, peer addresses and pacs:// URIs: what is accepted, and the messages for
+// what is not (all InputError, exit 3).
+#include <gtest/gtest.h>
+
+#include "core/pacs/PacsConfig.h"
+#include "core/pacs/PacsPeer.h"
+#include "core/util/Interrupt.h"
+
+namespace medseg {
+namespace {
+
+std::string messageOf(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no InputError)";
+}
+
+TEST(PacsConfig, ReadsAeTitleTimeoutsAndNamedPeers) {
+  const PacsConfig c = parsePacsConfig(
+      R"({"ae_title": "RESEARCH1", "connect_timeout_seconds": 3, "dimse_timeout_seconds": 20,
+          "peers": {"orthanc": "ORTHANC@10.0.0.5:4242"}})", "pacs.json");
+  EXPECT_EQ(c.aeTitle, "RESEARCH1");
+  EXPECT_EQ(c.connectTimeoutSeconds, 3);
+  EXPECT_EQ(c.dimseTimeoutSeconds, 20);
+  const PacsPeer named = parsePacsPeer("orthanc", c);
+  EXPECT_EQ(named.aeTitle, "ORTHANC");
+  EXPECT_EQ(named.host, "10.0.0.5");
+  EXPECT_EQ(named.port, 4242);
+  EXPECT_EQ(parsePacsPeer("PACS@pacs.example.org:104", c).describe(), "PACS@pacs.example.org:104");
+  const PacsConfig defaults;
+  EXPECT_EQ(defaults.aeTitle, "MEDSEG");
+}
+
+TEST(PacsConfig, RefusesUnknownKeysBadTimeoutsAndAeTitles) {
+  EXPECT_NE(messageOf([] { parsePacsConfig(R"({"aetitle": "X"})", "p.json"); }).find("unknown key 'aetitle'"), std::string::npos);
+  EXPECT_NE(messageOf([] { parsePacsConfig(R"({"dimse_timeout_seconds": 0})", "p.json"); }).find("dimse_timeout_seconds"),
+            std::string::npos);
+  EXPECT_NE(messageOf([] { parsePacsConfig(R"({"ae_title": "MUCH_TOO_LONG_AE_TITLE"})", "p.json"); }).find("1 to 16"),
+            std::string::npos);
+  EXPECT_NE(messageOf([] { parsePacsConfig("{not json", "p.json"); }).find("p.json: not valid JSON"), std::string::npos);
+  EXPECT_NE(messageOf([] { loadPacsConfig("/nonexistent/pacs.json"); }).find("does not exist"), std::string::npos);
+}
+
+TEST(PacsPeer, ParsesAddressesAndPacsUris) {
+  const PacsConfig none;
+  EXPECT_NE(messageOf([&] { parsePacsPeer("host:4242", none); }).find("AET@host:port"), std::string::npos);
+  EXPECT_NE(messageOf([&] { parsePacsPeer("AE@host:99999", none); }).find("out of range"), std::string::npos);
+  EXPECT_NE(messageOf([&] { parsePacsPeer("AE@host:", none); }).find("AET@host:port"), std::string::npos);
+  const PacsUri uri = parsePacsUri("pacs://ORTHANC@127.0.0.1:4242/1.2.840.113619.2.55", none);
+  EXPECT_EQ(uri.peer.port, 4242);
+  EXPECT_EQ(uri.uid, "1.2.840.113619.2.55");
+  EXPECT_TRUE(parsePacsUri("pacs://ORTHANC@127.0.0.1:4242", none).uid.empty());
+  EXPECT_NE(messageOf([&] { parsePacsUri("pacs://ORTHANC@127.0.0.1:4242/abc", none); }).find("study or series UID"),
+            std::string::npos);
+  EXPECT_FALSE(isPacsUri("/data/case.nii.gz"));
+}
+
+}  // namespace
+}  // namespace medseg

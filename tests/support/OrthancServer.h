@@ -1,0 +1,123 @@
+#pragma once
+// A real PACS for the DICOM network tests: Debian's Orthanc started on free 127.0.0.1 ports (DICOM
+// and HTTP) with its own scratch configuration and storage folder, stopped (SIGKILL of its process
+// group) by the destructor. It checks the called AE title (a wrong one is rejected), accepts C-ECHO,
+// C-FIND, C-GET and C-STORE from any calling AE, and answers its REST API on the HTTP port
+// (httpGet), which the tests use to look at what was stored.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "core/util/AtomicFile.h"
+#include "support/SpawnedProcess.h"
+
+namespace medseg::test {
+
+inline const char* orthancBinary() { return "/usr/sbin/Orthanc"; }
+inline bool orthancAvailable() { return std::filesystem::exists(orthancBinary()); }
+
+inline int freeLoopbackPort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0)
+    throw std::runtime_error("cannot find a free localhost port");
+  ::close(fd);
+  return ntohs(address.sin_port);
+}
+
+inline int connectLoopback(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  if (fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0) return fd;
+  if (fd >= 0) ::close(fd);
+  return -1;
+}
+
+// HTTP/1.0 request on 127.0.0.1:port; the body, or throws with the status line.
+inline std::string httpRequest(int port, const std::string& method, const std::string& path, const std::string& body = {}) {
+  const int fd = connectLoopback(port);
+  if (fd < 0) throw std::runtime_error("cannot connect to 127.0.0.1:" + std::to_string(port));
+  const std::string request = method + " " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: " +
+                              std::to_string(body.size()) + "\r\n\r\n" + body;
+  ::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+  std::string response;
+  char buffer[8192];
+  ssize_t n;
+  while ((n = ::recv(fd, buffer, sizeof buffer, 0)) > 0) response.append(buffer, size_t(n));
+  ::close(fd);
+  const auto end = response.find("\r\n\r\n");
+  const std::string status = response.substr(0, response.find("\r\n"));
+  if (end == std::string::npos || status.find(" 200") == std::string::npos)
+    throw std::runtime_error(method + " " + path + ": " + status);
+  return response.substr(end + 4);
+}
+
+inline std::string httpGet(int port, const std::string& path) { return httpRequest(port, "GET", path); }
+
+class OrthancServer {
+ public:
+  explicit OrthancServer(const std::filesystem::path& dir, std::string aeTitle = "ORTHANCTEST")
+      : dir_(dir), aeTitle_(std::move(aeTitle)), dicomPort_(freeLoopbackPort()), httpPort_(freeLoopbackPort()) {
+    std::filesystem::create_directories(dir_ / "storage");
+    const std::string config =
+        "{\n  \"Name\": \"medseg-test\",\n  \"StorageDirectory\": \"" + (dir_ / "storage").string() +
+        "\",\n  \"IndexDirectory\": \"" + (dir_ / "storage").string() + "\",\n  \"DicomAet\": \"" + aeTitle_ +
+        "\",\n  \"DicomPort\": " + std::to_string(dicomPort_) + ",\n  \"HttpPort\": " + std::to_string(httpPort_) +
+        ",\n  \"RemoteAccessAllowed\": false,\n  \"AuthenticationEnabled\": false,\n  \"DicomCheckCalledAet\": true,\n"
+        "  \"DicomAlwaysAllowEcho\": true,\n  \"DicomAlwaysAllowStore\": true,\n  \"DicomAlwaysAllowFind\": true,\n"
+        "  \"DicomAlwaysAllowGet\": true,\n  \"DicomAlwaysAllowMove\": true,\n  \"UnknownSopClassAccepted\": true,\n"
+        "  \"Plugins\": [],\n  \"StableAge\": 1,\n  \"SaveJobs\": false\n}\n";
+    writeFileAtomically(dir_ / "orthanc.json", config);
+    log_ = std::make_unique<LogFile>(dir_ / "orthanc.log");
+    process_ = std::make_unique<SpawnedProcess>(std::vector<std::string>{orthancBinary(), (dir_ / "orthanc.json").string()},
+                                                log_->fd());
+    log_->close();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (true) {
+      try {
+        httpGet(httpPort_, "/system");
+        break;
+      } catch (const std::exception&) {
+      }
+      if (!process_->running()) throw std::runtime_error("Orthanc exited at start: " + log());
+      if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error("Orthanc does not answer: " + log());
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  OrthancServer(const OrthancServer&) = delete;
+  OrthancServer& operator=(const OrthancServer&) = delete;
+
+  const std::string& aeTitle() const { return aeTitle_; }
+  int dicomPort() const { return dicomPort_; }
+  int httpPort() const { return httpPort_; }
+  // "AET@127.0.0.1:port", the --server form.
+  std::string server() const { return aeTitle_ + "@127.0.0.1:" + std::to_string(dicomPort_); }
+  std::string get(const std::string& path) const { return httpGet(httpPort_, path); }
+  std::string post(const std::string& path, const std::string& body) const { return httpRequest(httpPort_, "POST", path, body); }
+  std::string log() const { return readTextFile(dir_ / "orthanc.log"); }
+
+ private:
+  std::filesystem::path dir_;
+  std::string aeTitle_;
+  int dicomPort_;
+  int httpPort_;
+  std::unique_ptr<LogFile> log_;
+  std::unique_ptr<SpawnedProcess> process_;
+};
+
+}  // namespace medseg::test
