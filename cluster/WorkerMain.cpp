@@ -1,6 +1,6 @@
 // medseg-worker: the headless program `mpirun` starts on every rank of a cluster run.
 //   medseg-worker --run-dir DIR --mode data|experiment --config FILE [--data DIR] [--group-size G]
-//                 [--set key=value ...] [--bucket-mb 25] [--no-overlap] [--json]
+//                 [--set key=value ...] [--bucket-mb 25] [--no-overlap] [--json] [--probe-allreduce]
 // data: one training, data parallel over all ranks (AllreduceStep), continuing the run folder's
 // checkpoint.pt when there is one (a resubmitted or requeued run); experiment: a search,
 // rank 0 coordinating, the others training trials in groups (ExperimentSearch); model: the U-Net
@@ -23,6 +23,7 @@
 #include <torch/cuda.h>
 
 #include "cluster/infer/DistributedInference.h"
+#include "cluster/parallel/AllreduceProbe.h"
 #include "cluster/parallel/AllreduceStep.h"
 #include "cluster/parallel/DevicePlacement.h"
 #include "cluster/parallel/ExperimentSearch.h"
@@ -46,6 +47,7 @@ struct WorkerOptions {
   bool noOverlap = false;
   bool json = false;
   bool fresh = false;
+  bool probeAllreduce = false;  // data mode: time MPI_Allreduce after training (allreduce.json)
   std::string device;          // empty: the config's (training), auto (infer)
   std::string subset = "test";  // --mode infer
   bool wholeVolume = false;     // --mode infer
@@ -65,6 +67,20 @@ void markState(const std::filesystem::path& dir, RunState state, const nlohmann:
 // Ranks share the node's cores: without an explicit thread count each gets its share.
 int64_t defaultThreads(const MpiEnvironment& mpi) {
   return std::max<int64_t>(1, static_cast<int64_t>(std::thread::hardware_concurrency()) / std::max(1, mpi.localSize()));
+}
+
+// Times MPI_Allreduce on all ranks at a few sizes (after training, so it does not slow the run it
+// measures) and writes DIR/allreduce.json on rank 0 for `medseg scaling` to fit the link with.
+void writeAllreduceProbe(const std::filesystem::path& runDir, const MpiEnvironment& mpi) {
+  const auto samples = probeAllreduce(MPI_COMM_WORLD, defaultProbeBytes());
+  if (mpi.rank() != 0) return;
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& sample : samples) list.push_back({{"bytes", sample.bytes}, {"seconds", sample.seconds}});
+  char host[MPI_MAX_PROCESSOR_NAME] = {};
+  int length = 0;
+  MPI_Get_processor_name(host, &length);
+  writeFileAtomically(runDir / "allreduce.json",
+                      nlohmann::json({{"ranks", mpi.size()}, {"host", std::string(host, length)}, {"samples", list}}).dump(2) + "\n");
 }
 
 // This rank's device from its node-local rank and the devices it sees, logged to the run's logs/.
@@ -98,6 +114,7 @@ int run(const WorkerOptions& o, const MpiEnvironment& mpi) {
     // limit, Slurm requeued it): continue it. One killed before its first checkpoint starts over.
     options.resume = o.fresh ? ResumePolicy::Discard : ResumePolicy::ContinueIfSaved;
     summary = trainDataParallel(config, options, reporter).toJson();
+    if (o.probeAllreduce) writeAllreduceProbe(runDir, mpi);
   } else if (o.mode == "experiment") {
     ExperimentOptions options;
     options.configDocument = readConfigDocument(o.config);
@@ -177,6 +194,7 @@ int main(int argc, char** argv) {
   app.add_option("--bucket-mb", o.bucketMb, "Gradient bucket size in MiB")->check(CLI::PositiveNumber);
   app.add_flag("--no-overlap", o.noOverlap, "Reduce gradients after backward instead of during it");
   app.add_flag("--json", o.json, "JSON-lines output on rank 0");
+  app.add_flag("--probe-allreduce", o.probeAllreduce, "Data mode: time MPI_Allreduce at several sizes after training (allreduce.json)");
   auto& m = o.model;
   app.add_option("--task", m.task, "Model mode: train, verify, bench or infer")
       ->check(CLI::IsMember({"train", "verify", "bench", "infer"}));

@@ -1,17 +1,25 @@
 // `medseg scaling`: a strong/weak scaling study on this machine. Runs each mode at each size through
 // mpirun + medseg-worker, measures time per step (data: compute vs communication from the ranks'
 // timings) or the search makespan (experiment), and prints the measured efficiency next to the
-// performance model's prediction; writes scaling.csv, scaling.json and scaling.svg.
+// performance model's prediction; writes scaling.csv, scaling.json and scaling.svg. The model is fed
+// with what was measured here (compute per step, the allreduce link fitted from MPI_Allreduce
+// timings, trial start-up and data load from the journal) and predicts sizes beyond this machine
+// (--predict-workers) with the link constants it has to assume, each input labelled with its source.
+// Every report also carries the seed-study reference curves (cluster/scaling/SeedStudy.h).
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "app/cli/CommandRegistry.h"
+#include "cluster/scaling/AllreduceFit.h"
 #include "cluster/scaling/PerformanceModel.h"
+#include "cluster/scaling/SeedStudy.h"
 #include "cluster/scaling/ScalingReport.h"
 #include "cluster/search/ResultsJournal.h"
 #include "cluster/submit/LocalBackend.h"
 #include "cluster/submit/ResultFiles.h"
 #include "cluster/submit/ShellQuote.h"
+#include "core/util/AtomicFile.h"
 #include "core/util/Interrupt.h"
 
 namespace medseg::cli {
@@ -29,8 +37,55 @@ struct ScalingOptions {
   double intraAlphaUs = kNvlinkDefault.alphaSeconds * 1e6, intraGBps = kNvlinkDefault.bytesPerSecond / 1e9;
   double interAlphaUs = kInfinibandEdrDefault.alphaSeconds * 1e6, interGBps = kInfinibandEdrDefault.bytesPerSecond / 1e9;
   int nodes = 1;
+  std::vector<int> predictWorkers{4, 8, 16, 32};  // sizes beyond this machine: predicted only
+  int gpusPerNode = 4;                             // how predicted sizes are spread over nodes
+  bool intraGiven = false, interGiven = false;     // link constants from the command line
   double timeoutMinutes = 30.0;
 };
+
+// The link inputs: the defaults with their data-sheet sources, or the command line's values.
+LinkInput linkInput(LinkInput assumed, double alphaUs, double gbps, bool given, const std::string& flags) {
+  if (given) {
+    assumed.cost = {alphaUs * 1e-6, gbps * 1e9};
+    assumed.source = "assumed: given on the command line (" + flags + ")";
+  }
+  return assumed;
+}
+
+// The link measured on this machine: MPI_Allreduce timed by the largest data-parallel run's ranks
+// (allreduce.json, written by medseg-worker --probe-allreduce) and fitted to the ring model.
+std::optional<LinkInput> measuredLink(const fs::path& runFolder, nlohmann::json& record) {
+  if (!fs::exists(runFolder / "allreduce.json")) return std::nullopt;
+  const auto probe = nlohmann::json::parse(readTextFile(runFolder / "allreduce.json"));
+  std::vector<AllreduceSample> samples;
+  for (const auto& s : probe.at("samples")) samples.push_back({s.at("bytes").get<double>(), s.at("seconds").get<double>()});
+  const int ranks = probe.at("ranks").get<int>();
+  AllreduceFit fit;
+  try {
+    fit = fitRingAllreduce(ranks, samples);
+  } catch (const InputError& error) {  // timings too noisy to fit: the report says so, the study stands
+    record = {{"samples", probe.at("samples")}, {"error", error.what()}};
+    return std::nullopt;
+  }
+  record = {{"ranks", ranks}, {"host", probe.value("host", "")}, {"samples", probe.at("samples")},
+            {"alpha_us", fit.link.alphaSeconds * 1e6}, {"gb_per_s", fit.link.bytesPerSecond / 1e9},
+            {"rms_residual_seconds", fit.rmsResidualSeconds}};
+  return LinkInput{"this_machine", fit.link,
+                   "measured: MPI_Allreduce at " + std::to_string(samples.size()) + " sizes on " + std::to_string(ranks) +
+                       " ranks on " + probe.value("host", std::string("this host")) +
+                       ", least-squares fit of the ring model (" + (runFolder / "allreduce.json").string() + ")",
+                   true};
+}
+
+// Sizes to predict beyond the measured ones.
+std::vector<int> beyond(const std::vector<int>& predict, int largestMeasured) {
+  std::vector<int> sizes;
+  for (int w : predict)
+    if (w > largestMeasured) sizes.push_back(w);
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  return sizes;
+}
 
 // One measured run, launched as the local back-end launches a submitted one, into folder (which
 // holds a copy of the config, as a run folder does); returns its metrics.json.
@@ -43,6 +98,7 @@ nlohmann::json runOnce(const ScalingOptions& o, RunMode mode, int ranks, const f
   spec.configPath = o.config;
   spec.dataPath = o.data;
   for (const auto& assignment : o.overrides) spec.extraArgs.insert(spec.extraArgs.end(), {"--set", assignment});
+  if (mode == RunMode::Data && ranks > 1) spec.extraArgs.push_back("--probe-allreduce");  // the link, measured
   fs::create_directories(folder / "logs");
   fs::copy_file(o.config, runConfigPath(spec, folder));
   BackendOptions backend;
@@ -105,18 +161,37 @@ int runScaling(const ScalingOptions& o, CliContext& context) {
   if (!o.data.empty()) absolute.data = fs::absolute(o.data).string();
   const fs::path out = fs::absolute(o.out);
   ScalingReport report;
-  const LinkCost intra{o.intraAlphaUs * 1e-6, o.intraGBps * 1e9}, inter{o.interAlphaUs * 1e-6, o.interGBps * 1e9};
-  report.model = {{"overlap", o.overlap}, {"nodes", o.nodes},
-                  {"intra_node", {{"alpha_us", o.intraAlphaUs}, {"gb_per_s", o.intraGBps}}},
-                  {"inter_node", {{"alpha_us", o.interAlphaUs}, {"gb_per_s", o.interGBps}}}};
+  const LinkInput intra = linkInput(nvlinkAssumption(), o.intraAlphaUs, o.intraGBps, o.intraGiven, "--intra-alpha-us/--intra-gbps");
+  const LinkInput inter =
+      linkInput(infinibandEdrAssumption(), o.interAlphaUs, o.interGBps, o.interGiven, "--inter-alpha-us/--inter-gbps");
+  report.model = {{"overlap", o.overlap}, {"nodes", o.nodes}, {"gpus_per_node_predicted", o.gpusPerNode},
+                  {"intra_node", {{"alpha_us", intra.cost.alphaSeconds * 1e6}, {"gb_per_s", intra.cost.bytesPerSecond / 1e9}}},
+                  {"inter_node", {{"alpha_us", inter.cost.alphaSeconds * 1e6}, {"gb_per_s", inter.cost.bytesPerSecond / 1e9}}}};
+  for (const LinkInput* link : {&intra, &inter})
+    for (auto& input : link->inputs()) report.inputs.push_back(input);
+  MedsegOverheads medsegOverheads;  // the README's measurement unless this study measures it
 
   if (o.mode == "data" || o.mode == "both") {
     DataParallelModel model;
     model.overlap = o.overlap;
-    model.intraNode = intra;
-    model.interNode = inter;
+    model.intraNode = intra.cost;
+    model.interNode = inter.cost;
+    report.inputs.push_back({"overlap", o.overlap, "", "assumed: share of communication hidden behind backward (--overlap)", false});
+    for (int ranks : sizes)
+      runOnce(absolute, RunMode::Data, ranks, out / ("data-" + std::to_string(ranks)), reporter);
+    // This machine's ranks talk over the link measured here (when 2 or more ranks ran); sizes beyond
+    // it over the assumed NVLink / InfiniBand.
+    DataParallelModel here = model;
+    nlohmann::json probe;
+    if (sizes.back() > 1) {
+      if (const auto link = measuredLink(out / ("data-" + std::to_string(sizes.back())), probe)) {
+        here.intraNode = link->cost;
+        for (auto& input : link->inputs()) report.inputs.push_back(input);
+      }
+      if (!probe.is_null()) report.model["this_machine_link"] = probe;  // the fit, or why there is none
+    }
     for (int ranks : sizes) {
-      const auto metrics = runOnce(absolute, RunMode::Data, ranks, out / ("data-" + std::to_string(ranks)), reporter);
+      const auto metrics = readResultJson(out / ("data-" + std::to_string(ranks)), "metrics.json");
       ScalingRow row;
       row.mode = "data";
       row.workers = ranks;
@@ -126,11 +201,28 @@ int runScaling(const ScalingOptions& o, CliContext& context) {
       if (model.computeSecondsPerStep <= 0) {  // the smallest run calibrates the model
         model.computeSecondsPerStep = std::max(1e-9, row.computeSeconds);
         model.modelBytes = 4.0 * metrics.at("parameters").get<double>();
+        here.computeSecondsPerStep = model.computeSecondsPerStep;
+        here.modelBytes = model.modelBytes;
         report.model["compute_seconds_per_step"] = model.computeSecondsPerStep;
         report.model["gradient_bytes"] = model.modelBytes;
+        report.inputs.push_back({"data.compute_seconds_per_step", model.computeSecondsPerStep, "s",
+                                 "measured: compute time per step of the " + std::to_string(ranks) + "-rank run here", true});
+        report.inputs.push_back({"data.gradient_bytes", model.modelBytes, "B", "measured: 4 x the model's parameters", true});
       }
       const int nodes = std::max(1, std::min(o.nodes, ranks));
-      const auto prediction = predictDataParallel(model, nodes, (ranks + nodes - 1) / nodes);
+      const auto prediction = predictDataParallel(here, nodes, (ranks + nodes - 1) / nodes);
+      row.predictedSpeedup = prediction.speedup;
+      row.predictedEfficiency = prediction.efficiency;
+      report.rows.push_back(row);
+    }
+    for (int ranks : beyond(o.predictWorkers, sizes.back())) {
+      const int gpus = std::max(1, o.gpusPerNode);
+      const int nodes = (ranks + gpus - 1) / gpus;
+      const auto prediction = predictDataParallel(model, nodes, std::min(ranks, gpus));
+      ScalingRow row;
+      row.mode = "data";
+      row.workers = prediction.ranks;
+      row.measured = false;
       row.predictedSpeedup = prediction.speedup;
       row.predictedEfficiency = prediction.efficiency;
       report.rows.push_back(row);
@@ -160,6 +252,16 @@ int runScaling(const ScalingOptions& o, CliContext& context) {
         report.model["trial_seconds"] = model.trialSeconds;
         report.model["startup_seconds"] = model.startupSeconds;
         report.model["data_load_seconds"] = model.dataLoadSeconds;
+        const std::string journalName = (folder / "results.jsonl").string();
+        report.inputs.push_back({"experiment.startup_seconds", model.startupSeconds, "s",
+                                 "measured: mean warm trial start-up in " + journalName, true});
+        report.inputs.push_back({"experiment.data_load_seconds", model.dataLoadSeconds, "s",
+                                 "measured: mean trial data load in " + journalName, true});
+        // The seed-grid reference with MedSeg's overheads uses the start-up measured now.
+        medsegOverheads.startupSeconds = model.startupSeconds;
+        medsegOverheads.startupSource = "measured: mean warm trial start-up in " + journalName;
+        medsegOverheads.dataLoadShare = times.overheadShare();
+        medsegOverheads.dataLoadShareSource = "measured: (start-up + data load) / trial time in " + journalName;
       }
       const auto base = predictExperimentParallel(model, sizes.front());
       const auto prediction = predictExperimentParallel(model, workers);
@@ -167,7 +269,19 @@ int runScaling(const ScalingOptions& o, CliContext& context) {
       row.predictedEfficiency = row.predictedSpeedup * sizes.front() / workers;
       report.rows.push_back(row);
     }
+    const auto base = predictExperimentParallel(model, sizes.front());
+    for (int workers : beyond(o.predictWorkers, sizes.back())) {
+      ScalingRow row;
+      row.mode = "experiment";
+      row.workers = workers;
+      row.measured = false;
+      row.predictedSpeedup = base.makespanSeconds / predictExperimentParallel(model, workers).makespanSeconds;
+      row.predictedEfficiency = row.predictedSpeedup * sizes.front() / workers;
+      report.rows.push_back(row);
+    }
   }
+  report.references = seedStudyReferences(SeedStudyInputs{}, medsegOverheads);
+  for (auto& input : report.references.back().inputs) report.inputs.push_back(input);
   report.computeMeasuredSpeedups();
   report.write(out);
   if (reporter.json()) {
@@ -201,7 +315,17 @@ void addScaling(CLI::App& parent, CliContext& context) {
   cmd->add_option("--intra-gbps", o->intraGBps, "Model: intra-node bandwidth (GB/s)")->capture_default_str();
   cmd->add_option("--inter-alpha-us", o->interAlphaUs, "Model: inter-node latency (us)")->capture_default_str();
   cmd->add_option("--inter-gbps", o->interGBps, "Model: inter-node bandwidth (GB/s)")->capture_default_str();
-  cmd->callback([o, &context] { context.action = [o, &context] { return runScaling(*o, context); }; });
+  cmd->add_option("--predict-workers", o->predictWorkers, "Model: sizes beyond the measured ones to predict (not measured)")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--gpus-per-node", o->gpusPerNode, "Model: GPUs per node for the predicted sizes")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->callback([o, cmd, &context] {
+    o->intraGiven = cmd->count("--intra-alpha-us") + cmd->count("--intra-gbps") > 0;
+    o->interGiven = cmd->count("--inter-alpha-us") + cmd->count("--inter-gbps") > 0;
+    context.action = [o, &context] { return runScaling(*o, context); };
+  });
 }
 
 const CommandRegistration registration{"", "scaling", &addScaling};

@@ -107,13 +107,22 @@ bool ScalingCharts::setReport(const QJsonObject& report, QString* error) {
     if (mode.isEmpty() || workers < 1) continue;
     if (!modes.contains(mode)) modeOrder << mode;
     ModeCurves& curves = modes[mode];
-    curves.measuredSpeedup << QPointF(workers, row.value("measured_speedup").toDouble());
+    // Rows beyond the measured machine are predictions only ("kind": "predicted"): no measured point.
+    const bool measured = row.value("kind").toString("measured") == "measured";
+    if (measured) {
+      curves.measuredSpeedup << QPointF(workers, row.value("measured_speedup").toDouble());
+      curves.measuredEfficiency << QPointF(workers, row.value("measured_efficiency").toDouble());
+    }
     curves.predictedSpeedup << QPointF(workers, row.value("predicted_speedup").toDouble());
-    curves.measuredEfficiency << QPointF(workers, row.value("measured_efficiency").toDouble());
     curves.predictedEfficiency << QPointF(workers, row.value("predicted_efficiency").toDouble());
     xMax = std::max(xMax, workers);
     speedupMax = std::max({speedupMax, workers, row.value("measured_speedup").toDouble(),
                            row.value("predicted_speedup").toDouble()});
+    if (!measured) {
+      rowsText << tr("%1 × %2: predicted speed-up %3 (not measured)").arg(mode).arg(workers)
+                      .arg(row.value("predicted_speedup").toDouble(), 0, 'f', 2);
+      continue;
+    }
     rowsText << tr("%1 × %2: %3 s, speed-up %4 (model %5), efficiency %6")
                     .arg(mode).arg(workers).arg(row.value("seconds").toDouble(), 0, 'g', 3)
                     .arg(row.value("measured_speedup").toDouble(), 0, 'f', 2)
@@ -123,6 +132,26 @@ bool ScalingCharts::setReport(const QJsonObject& report, QString* error) {
   if (modes.isEmpty()) {
     if (error) *error = tr("the document has no scaling rows (expected scaling.json from `medseg scaling`)");
     return false;
+  }
+  // Reference predictions (the seed study's grid with the seed's and with MedSeg's overheads): dashed.
+  struct Reference {
+    QString label;
+    QList<QPointF> speedup, efficiency;
+  };
+  QList<Reference> references;
+  for (const QJsonValue& value : report.value("reference").toArray()) {
+    const QJsonObject curve = value.toObject();
+    Reference reference{curve.value("label").toString(curve.value("name").toString()), {}, {}};
+    for (const QJsonValue& pointValue : curve.value("points").toArray()) {
+      const QJsonObject point = pointValue.toObject();
+      const double workers = point.value("workers").toDouble(-1);
+      if (workers < 1) continue;
+      reference.speedup << QPointF(workers, point.value("predicted_speedup").toDouble());
+      reference.efficiency << QPointF(workers, point.value("predicted_efficiency").toDouble());
+      xMax = std::max(xMax, workers);
+      speedupMax = std::max({speedupMax, workers, point.value("predicted_speedup").toDouble()});
+    }
+    if (!reference.speedup.isEmpty()) references << reference;
   }
   auto sortByWorkers = [](QList<QPointF>& points) {
     std::sort(points.begin(), points.end(), [](const QPointF& a, const QPointF& b) { return a.x() < b.x(); });
@@ -142,6 +171,13 @@ bool ScalingCharts::setReport(const QJsonObject& report, QString* error) {
     addLine(speedup, tr("%1 model").arg(modeOrder[m]), c.predictedSpeedup, predicted, true, sx, sy);
     addLine(efficiency, tr("%1 measured").arg(modeOrder[m]), c.measuredEfficiency, measured, false, ex, ey);
     addLine(efficiency, tr("%1 model").arg(modeOrder[m]), c.predictedEfficiency, predicted, true, ex, ey);
+  }
+  const QColor referenceColours[] = {QColor("#ff7f0e"), QColor("#17becf"), QColor("#8c564b"), QColor("#e377c2")};
+  for (int r = 0; r < references.size(); ++r) {
+    addLine(speedup, references[r].label, references[r].speedup, referenceColours[r % 4], true, sx, sy);
+    addLine(efficiency, references[r].label, references[r].efficiency, referenceColours[r % 4], true, ex, ey);
+    rowsText << tr("%1: x%2 at %3 workers").arg(references[r].label)
+                    .arg(references[r].speedup.last().y(), 0, 'f', 1).arg(references[r].speedup.last().x());
   }
   summary_->setText(rowsText.join('\n'));
   return true;

@@ -1,7 +1,8 @@
 #pragma once
 // Scaling curves of a `medseg scaling` study (its scaling.json, or the --json result event): speed-up
 // and parallel efficiency against workers, measured (solid) and predicted by the performance model
-// (dashed) per mode, with the ideal line on the speed-up chart (Qt Charts).
+// (dashed) per mode, with the ideal line on the speed-up chart, and the report's reference predictions
+// (seed-study grid with the seed's and with MedSeg's overheads, "reference"), dashed (Qt Charts).
 #include <QJsonObject>
 #include <QWidget>
 

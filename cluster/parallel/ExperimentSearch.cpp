@@ -41,8 +41,8 @@ Plan makePlan(const ExperimentOptions& options) {
 // One trial on the ranks of `comm` (its rank 0 reports). Exceptions become a failed record.
 // `process` is the worker's warm trial process (TrialProcess.h), kept across its trials.
 TrialRecord runTrial(const ExperimentOptions& options, const Plan& plan, const json& message, MPI_Comm comm,
-                     const std::function<bool(int64_t, double)>& onRung, int worldRank, TrialProcess& process,
-                     Reporter& reporter) {
+                     const std::function<bool(int64_t, double)>& onRung, int worldRank, int groupIndex,
+                     TrialProcess& process, Reporter& reporter) {
   const auto start = Clock::now();
   TrialRecord record;
   record.trial = message.at("trial").get<std::string>();
@@ -52,6 +52,8 @@ TrialRecord runTrial(const ExperimentOptions& options, const Plan& plan, const j
   record.worker = worldRank;
   int groupSize = 1;
   MPI_Comm_size(comm, &groupSize);
+  record.group = groupIndex;
+  record.groupRanks = groupSize;
   try {
     Trial trial;
     trial.id = record.trial;
@@ -112,10 +114,12 @@ class Coordinator {
         asha_(plan_.space.asha()), reporter_(reporter) {
     journal_.load();
     for (const auto& warning : journal_.warnings()) reporter_.log("warning: " + warning);
-    for (const auto& rung : journal_.rungs()) asha_.remember(rung.rung, rung.dice);
+    for (const auto& rung : journal_.rungs()) replayDecision(rung);
     const auto done = journal_.completedKeys();
     for (const auto& trial : plan_.trials) {
       if (done.count(trial.key()))
+        ++result_.skipped;
+      else if (recordStopBeforeKill(trial))
         ++result_.skipped;
       else
         pending_.push_back({trial, 1});
@@ -130,11 +134,45 @@ class Coordinator {
     return {{"trial", trial.id}, {"params", trial.params}, {"attempt", attempt}};
   }
 
-  // Successive-halving decision for a rung report (also journaled, for resume).
+  // A rung decision taken by an earlier run (journal): ASHA's history holds its result once, and the
+  // trial, if it reaches the rung again (resumed, retried), hears the same answer. Journals written
+  // before decisions were recorded are replayed in order, which gives the decisions taken then.
+  void replayDecision(const RungRecord& rung) {
+    const bool decided = asha_.report(rung.rung, rung.dice);
+    decisions_[{rung.key, rung.rung}] = rung.decisionRecorded ? rung.continues : decided;
+  }
+
+  // A trial told to stop at a rung whose "stopped" line never reached the journal (the search was
+  // killed in between): journalled stopped now instead of being trained again.
+  bool recordStopBeforeKill(const Trial& trial) {
+    for (const auto& rung : journal_.rungs()) {
+      if (rung.key != trial.key() || decisions_.at({rung.key, rung.rung})) continue;
+      TrialRecord stopped;
+      stopped.trial = trial.id;
+      stopped.key = trial.key();
+      stopped.params = trial.params;
+      stopped.status = "stopped";
+      stopped.dice = rung.dice;
+      stopped.epochs = rung.rung;
+      journal_.append(stopped);  // worker -1: replayed, not run
+      reporter_.log(trial.id + " was stopped at epoch " + std::to_string(rung.rung) +
+                    " before the search was interrupted; recorded stopped, not run again");
+      return true;
+    }
+    return false;
+  }
+
+  // Successive-halving decision for a rung report, journaled before the trial hears it (for resume).
   bool decide(const std::string& trialId, const std::string& key, int64_t epoch, double dice) {
     if (!plan_.space.asha().enabled() || !asha_.isRung(epoch)) return true;
-    journal_.appendRung({trialId, key, epoch, dice});
+    if (const auto known = decisions_.find({key, epoch}); known != decisions_.end()) {
+      reporter_.emit({{"event", "log"}, {"message", trialId + " rung " + std::to_string(epoch) + ": decided before, " +
+                                                        (known->second ? "continues" : "stopped")}});
+      return known->second;
+    }
     const bool keep = asha_.report(epoch, dice);
+    journal_.appendRung({trialId, key, epoch, dice, keep});
+    decisions_[{key, epoch}] = keep;
     reporter_.emit({{"event", "log"}, {"message", trialId + " rung " + std::to_string(epoch) + ": Dice " +
                                                       std::to_string(dice) + (keep ? " continues" : " stopped")}});
     if (!keep && !reporter_.json()) reporter_.log(trialId + " stopped at epoch " + std::to_string(epoch) + " (Dice " + std::to_string(dice) + ")");
@@ -172,7 +210,7 @@ class Coordinator {
       pending_.pop_front();
       const std::string key = trial.key(), id = trial.id;
       auto onRung = [this, id, key](int64_t epoch, double dice) { return decide(id, key, epoch, dice); };
-      record(runTrial(options_, plan_, trialMessage(trial, attempt), MPI_COMM_SELF, onRung, 0, trialProcess_, reporter_));
+      record(runTrial(options_, plan_, trialMessage(trial, attempt), MPI_COMM_SELF, onRung, 0, 0, trialProcess_, reporter_));
     }
     result_.workers = 1;
   }
@@ -239,6 +277,7 @@ class Coordinator {
   Plan plan_;
   ResultsJournal journal_;
   SuccessiveHalving asha_;
+  std::map<std::pair<std::string, int64_t>, bool> decisions_;  // (trial key, rung) -> continues
   Reporter& reporter_;
   std::deque<std::pair<Trial, int>> pending_;
   TrialProcess trialProcess_;  // rank 0's warm trial process when it runs the trials itself
@@ -248,9 +287,11 @@ class Coordinator {
 
 // A group of ranks running trials for the coordinator until told to stop.
 void runGroup(const ExperimentOptions& options, const Plan& plan, MPI_Comm group, int worldRank, Reporter& reporter) {
-  int groupRank = 0;
+  int groupRank = 0, groupRanks = 1;
   MPI_Comm_rank(group, &groupRank);
+  MPI_Comm_size(group, &groupRanks);
   const bool leader = groupRank == 0;
+  const int groupIndex = (worldRank - 1) / groupRanks;  // as runExperimentSearch splits the world
   TrialProcess trialProcess;  // one warm child for all of this worker's one-rank trials
   while (true) {
     std::string message;
@@ -271,7 +312,7 @@ void runGroup(const ExperimentOptions& options, const Plan& plan, MPI_Comm group
       sendString(json({{"trial", id}, {"key", key}, {"epoch", epoch}, {"dice", dice}}).dump(), 0, kRung, MPI_COMM_WORLD);
       return receiveString(0, kDecision, MPI_COMM_WORLD) == "1";
     };
-    const TrialRecord record = runTrial(options, plan, trial, group, onRung, worldRank, trialProcess, reporter);
+    const TrialRecord record = runTrial(options, plan, trial, group, onRung, worldRank, groupIndex, trialProcess, reporter);
     if (leader) sendString(record.toJson().dump(), 0, kResult, MPI_COMM_WORLD);
   }
 }

@@ -3,7 +3,9 @@
 // coordinator: it hands the next pending trial (JSON over MPI point-to-point) to whichever worker
 // reports ready, answers successive-halving rung reports with continue/stop, and appends each
 // result to results.jsonl (ResultsJournal) as it arrives — so a killed search, started again on the
-// same run folder, skips every finished trial. The other ranks form groups of `groupSize` ranks
+// same run folder, skips every finished trial. Rung decisions are journalled before the trial hears
+// them; a resumed search replays them (a trial told to stop is not trained again, a trial reaching a
+// rung it was judged at hears the same answer). Each trial's record names its group. The other ranks form groups of `groupSize` ranks
 // (MPI_Comm_split); a group trains one trial at a time, data parallel inside the group, with the
 // learning rate scaled by the group size when the search says so. A trial that throws (divergence,
 // bad config value) is reported failed with its error and retried once on another worker; the search

@@ -8,6 +8,25 @@
 
 namespace medseg::cluster {
 
+std::vector<ModelInput> LinkInput::inputs() const {
+  return {{name + ".alpha_seconds", cost.alphaSeconds, "s", source, measured},
+          {name + ".bytes_per_second", cost.bytesPerSecond, "B/s", source, measured}};
+}
+
+LinkInput nvlinkAssumption() {
+  return {"intra_node", kNvlinkDefault,
+          "assumed: NVLink 2.0 between V100 SXM2 GPUs of one node, 150 GB/s one way (NVIDIA V100 data sheet: "
+          "300 GB/s total over 6 links), 2 us per message (typical NCCL small-message latency)",
+          false};
+}
+
+LinkInput infinibandEdrAssumption() {
+  return {"inter_node", kInfinibandEdrDefault,
+          "assumed: InfiniBand EDR between nodes, 100 Gb/s = 12.5 GB/s line rate, about 12 GB/s achieved, "
+          "1.5 us MPI latency (Mellanox EDR adapter data sheet)",
+          false};
+}
+
 double ringAllreduceSeconds(int ranks, double bytes, const LinkCost& link) {
   if (ranks <= 1) return 0.0;
   const double p = ranks;
@@ -41,6 +60,13 @@ DataParallelPrediction predictDataParallel(const DataParallelModel& model, int n
   return prediction;
 }
 
+double SharedRead::secondsPerTrial(int concurrent) const {
+  if (bytes <= 0) return 0.0;
+  if (nodeBytesPerSecond <= 0) throw InputError("performance model: a shared read needs the node's read bandwidth");
+  const int sharing = std::max(1, std::min(concurrent, std::max(1, trialsPerNode)));
+  return readsPerTrial * bytes / (nodeBytesPerSecond / sharing);
+}
+
 double listScheduleMakespan(const std::vector<double>& durations, int machines) {
   if (machines < 1) throw InputError("list scheduling needs at least one worker");
   std::priority_queue<double, std::vector<double>, std::greater<double>> freeAt;
@@ -62,14 +88,19 @@ ExperimentParallelPrediction predictExperimentParallel(const ExperimentParallelM
   if (workers % g != 0)
     throw InputError("performance model: " + std::to_string(workers) + " workers do not split into groups of " + std::to_string(g));
   const double groupSpeedup = g > 1 ? predictDataParallel(model.groupModel, 1, g).speedup : 1.0;
-  std::vector<double> serial, grouped;
-  for (double seconds : model.trialSeconds) {
-    serial.push_back(model.startupSeconds + model.dataLoadSeconds + seconds);
-    grouped.push_back(model.startupSeconds + model.dataLoadSeconds + seconds / groupSpeedup);
-  }
   ExperimentParallelPrediction prediction;
   prediction.workers = workers;
   prediction.groups = workers / g;
+  // Trials running at once: one per group, never more than there are trials. Trials of one group
+  // read once per rank (each rank loads its data), so readers = ranks busy.
+  const int concurrentReaders = std::min<int>(workers, static_cast<int>(model.trialSeconds.size()) * g);
+  const double readAlone = model.sharedRead.secondsPerTrial(1);
+  const double readShared = model.sharedRead.secondsPerTrial(concurrentReaders);
+  std::vector<double> serial, grouped;
+  for (double seconds : model.trialSeconds) {
+    serial.push_back(model.startupSeconds + model.dataLoadSeconds + readAlone + seconds);
+    grouped.push_back(model.startupSeconds + model.dataLoadSeconds + readShared + seconds / groupSpeedup);
+  }
   prediction.serialSeconds = listScheduleMakespan(serial, 1);
   prediction.makespanSeconds = listScheduleMakespan(grouped, prediction.groups);
   prediction.speedup = prediction.makespanSeconds > 0 ? prediction.serialSeconds / prediction.makespanSeconds : 1.0;

@@ -17,9 +17,14 @@
 //
 // Experiment parallelism: T trials on W workers (or W/g groups of g ranks, each trial data-parallel
 // inside its group), dynamic scheduling = list scheduling: each trial, in order, starts on the worker
-// that becomes free first. A trial costs startup + dataLoad + duration / groupSpeedup(g).
+// that becomes free first. A trial costs startup + dataLoad + read(c) + duration / groupSpeedup(g),
+// where read(c) is the data a trial reads from a file system shared by the c trials running at once
+// (SharedRead: the concurrent readers of one node divide its client bandwidth).
 #include <cstdint>
+#include <string>
 #include <vector>
+
+#include "cluster/scaling/ModelInput.h"
 
 namespace medseg::cluster {
 
@@ -28,9 +33,22 @@ struct LinkCost {
   double bytesPerSecond;    // bandwidth
 };
 
-// NVLink (intra-node) and InfiniBand EDR (inter-node) defaults.
+// NVLink (intra-node) and InfiniBand EDR (inter-node) defaults: assumptions, not measurements; their
+// sources are in nvlinkAssumption() / infinibandEdrAssumption().
 constexpr LinkCost kNvlinkDefault{2e-6, 150e9};
 constexpr LinkCost kInfinibandEdrDefault{1.5e-6, 12e9};
+
+// A link's cost as a named model input: what it is, where the numbers come from, measured or assumed.
+struct LinkInput {
+  std::string name;    // "intra_node" | "inter_node"
+  LinkCost cost;
+  std::string source;
+  bool measured = false;
+  // alpha and beta as two ModelInputs (name.alpha_seconds, name.bytes_per_second).
+  std::vector<ModelInput> inputs() const;
+};
+LinkInput nvlinkAssumption();
+LinkInput infinibandEdrAssumption();
 
 double ringAllreduceSeconds(int ranks, double bytes, const LinkCost& link);
 double hierarchicalAllreduceSeconds(int nodes, int gpusPerNode, double bytes, const LinkCost& intra, const LinkCost& inter);
@@ -55,10 +73,22 @@ struct DataParallelPrediction {
 
 DataParallelPrediction predictDataParallel(const DataParallelModel& model, int nodes, int gpusPerNode);
 
+// Data every trial reads from a file system its node shares with the node's other trials: one client
+// per node (a GPFS daemon, an NFS mount) whose bandwidth the node's concurrent readers divide.
+struct SharedRead {
+  double bytes = 0.0;                    // one read of the data set
+  double readsPerTrial = 1.0;            // 1: loaded once; epochs: re-read every epoch
+  double nodeBytesPerSecond = 0.0;       // one node's client, alone or shared
+  int trialsPerNode = 1;                 // at most this many trials of a node read at once (its GPUs)
+  // Seconds one trial spends reading while `concurrent` trials of the search run (packed by node).
+  double secondsPerTrial(int concurrent) const;
+};
+
 struct ExperimentParallelModel {
   std::vector<double> trialSeconds;    // compute time of each trial on one rank, in dispatch order
   double startupSeconds = 0.0;         // per trial: process/network start, first-step warm-up
-  double dataLoadSeconds = 0.0;        // per trial: loading and preprocessing the data set
+  double dataLoadSeconds = 0.0;        // per trial: loading and preprocessing the data set (no contention)
+  SharedRead sharedRead;               // per trial, contended (bytes 0: none)
   int groupSize = 1;                   // ranks per trial
   DataParallelModel groupModel;        // how a trial scales inside its group (used when groupSize > 1)
 };

@@ -31,6 +31,26 @@ std::string xmlEscape(const std::string& text) {
   return out;
 }
 
+// A CSV field: quoted when it holds a comma, quote or line break (sources are prose).
+std::string csvField(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string out = "\"";
+  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+// Splits text at spaces into lines of at most `width` characters (SVG text does not wrap itself).
+std::vector<std::string> wrapText(const std::string& text, size_t width) {
+  std::vector<std::string> lines{""};
+  std::istringstream words(text);
+  std::string word;
+  while (words >> word) {
+    if (!lines.back().empty() && lines.back().size() + 1 + word.size() > width) lines.emplace_back("    ");
+    lines.back() += (lines.back().empty() || lines.back() == "    " ? "" : " ") + word;
+  }
+  return lines;
+}
+
 // A "nice" tick step (1, 2 or 5 x 10^k) giving about `count` ticks over [0, maximum].
 double tickStep(double maximum, int count) {
   const double raw = maximum / std::max(1, count);
@@ -103,12 +123,14 @@ void drawChart(std::ostringstream& svg, double left, double top, double width, d
 void ScalingReport::computeMeasuredSpeedups() {
   std::map<std::string, const ScalingRow*> base;
   for (const auto& row : rows) {
+    if (!row.measured) continue;
     auto& b = base[row.mode];
     if (!b || row.workers < b->workers) b = &row;
   }
   std::map<std::string, ScalingRow> baseCopy;
   for (const auto& [mode, row] : base) baseCopy[mode] = *row;
   for (auto& row : rows) {
+    if (!row.measured || !baseCopy.count(row.mode)) continue;
     const ScalingRow& b = baseCopy[row.mode];
     if (row.seconds <= 0 || b.seconds <= 0) continue;
     const double ratio = b.seconds / row.seconds;
@@ -124,7 +146,7 @@ void ScalingReport::computeMeasuredSpeedups() {
 
 std::vector<std::string> ScalingReport::csvColumns() {
   return {"mode", "workers", "seconds", "compute_seconds", "communication_seconds", "measured_speedup",
-          "measured_efficiency", "predicted_speedup", "predicted_efficiency", "trial_overhead_share"};
+          "measured_efficiency", "predicted_speedup", "predicted_efficiency", "trial_overhead_share", "kind"};
 }
 
 std::string ScalingReport::toCsv() const {
@@ -132,27 +154,55 @@ std::string ScalingReport::toCsv() const {
   const auto columns = csvColumns();
   for (size_t i = 0; i < columns.size(); ++i) csv << (i ? "," : "") << columns[i];
   csv << "\n";
+  // Predicted-only rows leave the measured fields empty: a blank is not a zero.
+  auto measured = [](const ScalingRow& r, double value) { return r.measured ? number(value) : std::string(); };
   for (const auto& r : rows)
-    csv << r.mode << "," << r.workers << "," << number(r.seconds) << "," << number(r.computeSeconds) << ","
-        << number(r.communicationSeconds) << "," << number(r.measuredSpeedup) << "," << number(r.measuredEfficiency) << ","
-        << number(r.predictedSpeedup) << "," << number(r.predictedEfficiency) << "," << number(r.trialOverheadShare) << "\n";
+    csv << r.mode << "," << r.workers << "," << measured(r, r.seconds) << "," << measured(r, r.computeSeconds) << ","
+        << measured(r, r.communicationSeconds) << "," << measured(r, r.measuredSpeedup) << ","
+        << measured(r, r.measuredEfficiency) << "," << number(r.predictedSpeedup) << "," << number(r.predictedEfficiency)
+        << "," << measured(r, r.trialOverheadShare) << "," << (r.measured ? "measured" : "predicted") << "\n";
+  for (const auto& curve : references)
+    for (const auto& p : curve.points)
+      csv << curve.name << "," << p.workers << ",,,,,," << number(p.speedup) << "," << number(p.efficiency) << ",,predicted\n";
+  if (!inputs.empty()) {
+    csv << "\ninput,value,unit,kind,source\n";
+    for (const auto& input : inputs)
+      csv << csvField(input.name) << "," << number(input.value, 10) << "," << csvField(input.unit) << ","
+          << input.kind() << "," << csvField(input.source) << "\n";
+  }
   return csv.str();
 }
 
 nlohmann::json ScalingReport::toJson() const {
   nlohmann::json list = nlohmann::json::array();
-  for (const auto& r : rows)
-    list.push_back({{"mode", r.mode},
-                    {"workers", r.workers},
-                    {"seconds", r.seconds},
-                    {"compute_seconds", r.computeSeconds},
-                    {"communication_seconds", r.communicationSeconds},
-                    {"measured_speedup", r.measuredSpeedup},
-                    {"measured_efficiency", r.measuredEfficiency},
-                    {"predicted_speedup", r.predictedSpeedup},
-                    {"predicted_efficiency", r.predictedEfficiency},
-                    {"trial_overhead_share", r.trialOverheadShare}});
-  return {{"rows", list}, {"model", model}};
+  for (const auto& r : rows) {
+    nlohmann::json row = {{"mode", r.mode},
+                          {"workers", r.workers},
+                          {"kind", r.measured ? "measured" : "predicted"},
+                          {"predicted_speedup", r.predictedSpeedup},
+                          {"predicted_efficiency", r.predictedEfficiency}};
+    if (r.measured) {
+      row["seconds"] = r.seconds;
+      row["compute_seconds"] = r.computeSeconds;
+      row["communication_seconds"] = r.communicationSeconds;
+      row["measured_speedup"] = r.measuredSpeedup;
+      row["measured_efficiency"] = r.measuredEfficiency;
+      row["trial_overhead_share"] = r.trialOverheadShare;
+    }
+    list.push_back(row);
+  }
+  nlohmann::json measuredInputs = nlohmann::json::array(), publishedInputs = nlohmann::json::array(),
+                 assumedInputs = nlohmann::json::array();
+  for (const auto& input : inputs)
+    (input.measured ? measuredInputs : input.published ? publishedInputs : assumedInputs).push_back(input.toJson());
+  nlohmann::json curves = nlohmann::json::array();
+  for (const auto& curve : references) curves.push_back(curve.toJson());
+  return {{"rows", list},
+          {"model", model},
+          {"measured_inputs", measuredInputs},
+          {"published_inputs", publishedInputs},
+          {"assumed_inputs", assumedInputs},
+          {"reference", curves}};
 }
 
 std::string ScalingReport::toSvg() const {
@@ -160,8 +210,13 @@ std::string ScalingReport::toSvg() const {
   double xMax = 2, speedupMax = 1;
   for (const auto& r : rows) {
     xMax = std::max<double>(xMax, r.workers);
-    speedupMax = std::max({speedupMax, r.measuredSpeedup, r.predictedSpeedup, static_cast<double>(r.workers)});
+    speedupMax = std::max({speedupMax, r.measured ? r.measuredSpeedup : 0.0, r.predictedSpeedup, static_cast<double>(r.workers)});
   }
+  for (const auto& curve : references)
+    for (const auto& p : curve.points) {
+      xMax = std::max<double>(xMax, p.workers);
+      speedupMax = std::max({speedupMax, p.speedup, static_cast<double>(p.workers)});
+    }
   speedupMax *= 1.1;
   const char* colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd"};
   std::vector<Series> speedups, efficiencies;
@@ -175,9 +230,11 @@ std::string ScalingReport::toSvg() const {
     Series measuredEff = measured, predictedEff = predicted;
     for (const auto& r : rows) {
       if (r.mode != modes[m]) continue;
-      measured.points.emplace_back(r.workers, r.measuredSpeedup);
+      if (r.measured) {  // predicted-only sizes have no measured point
+        measured.points.emplace_back(r.workers, r.measuredSpeedup);
+        measuredEff.points.emplace_back(r.workers, r.measuredEfficiency);
+      }
       predicted.points.emplace_back(r.workers, r.predictedSpeedup);
-      measuredEff.points.emplace_back(r.workers, r.measuredEfficiency);
       predictedEff.points.emplace_back(r.workers, r.predictedEfficiency);
     }
     speedups.push_back(measured);
@@ -185,13 +242,46 @@ std::string ScalingReport::toSvg() const {
     efficiencies.push_back(measuredEff);
     efficiencies.push_back(predictedEff);
   }
+  const char* referenceColours[] = {"#ff7f0e", "#17becf", "#8c564b", "#e377c2"};
+  for (size_t c = 0; c < references.size(); ++c) {
+    Series speedup{references[c].label, referenceColours[c % 4], true, {}};
+    Series efficiency = speedup;
+    for (const auto& p : references[c].points) {
+      speedup.points.emplace_back(p.workers, p.speedup);
+      efficiency.points.emplace_back(p.workers, p.efficiency);
+    }
+    speedups.push_back(speedup);
+    efficiencies.push_back(efficiency);
+  }
+  // Assumed inputs listed under the charts, so the picture never travels without its assumptions.
+  std::vector<std::string> notes;
+  for (const auto& input : inputs)
+    if (!input.measured)
+      for (auto& line : wrapText("[" + input.kind() + "] " + input.name + " = " + number(input.value, 4) + (input.unit.empty() ? "" : " " + input.unit) +
+                                     ": " + input.source,
+                                 150))
+        notes.push_back(std::move(line));
+  const double notesHeight = notes.empty() ? 0.0 : 30.0 + 13.0 * notes.size();
+  const double totalHeight = chartHeight + notesHeight;
   std::ostringstream svg;
   svg << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-      << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << number(2 * chartWidth) << "\" height=\"" << number(chartHeight)
-      << "\" viewBox=\"0 0 " << number(2 * chartWidth) << " " << number(chartHeight) << "\" font-family=\"sans-serif\">\n"
+      << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << number(2 * chartWidth) << "\" height=\"" << number(totalHeight)
+      << "\" viewBox=\"0 0 " << number(2 * chartWidth) << " " << number(totalHeight) << "\" font-family=\"sans-serif\">\n"
       << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
   drawChart(svg, 0, 0, chartWidth, chartHeight, "Speed-up", "speed-up", xMax, speedupMax, speedups);
   drawChart(svg, chartWidth, 0, chartWidth, chartHeight, "Parallel efficiency", "efficiency", xMax, 1.2, efficiencies);
+  if (!notes.empty()) {
+    svg << "<g class=\"assumptions\">\n<text x=\"10\" y=\"" << number(chartHeight + 16)
+        << "\" font-size=\"12\" font-weight=\"bold\">Model inputs not measured here (published or assumed); solid lines are "
+           "measured, dashed lines predicted</text>\n";
+    double y = chartHeight + 32;
+    for (const auto& line : notes) {
+      svg << "<text x=\"10\" y=\"" << number(y) << "\" font-size=\"10\" xml:space=\"preserve\">" << xmlEscape(line)
+          << "</text>\n";
+      y += 13;
+    }
+    svg << "</g>\n";
+  }
   svg << "</svg>\n";
   return svg.str();
 }
@@ -201,12 +291,25 @@ std::string ScalingReport::toTable() const {
   t << std::left << std::setw(11) << "mode" << std::right << std::setw(8) << "workers" << std::setw(12) << "seconds"
     << std::setw(11) << "compute" << std::setw(11) << "comm" << std::setw(10) << "speedup" << std::setw(10) << "eff"
     << std::setw(11) << "pred.spd" << std::setw(10) << "pred.eff" << std::setw(10) << "overhead" << "\n";
-  for (const auto& r : rows)
-    t << std::left << std::setw(11) << r.mode << std::right << std::setw(8) << r.workers << std::setw(12) << number(r.seconds, 4)
-      << std::setw(11) << number(r.computeSeconds, 4) << std::setw(11) << number(r.communicationSeconds, 4) << std::setw(10)
-      << number(r.measuredSpeedup, 3) << std::setw(10) << number(r.measuredEfficiency, 3) << std::setw(11)
+  for (const auto& r : rows) {
+    auto measured = [&](double value, int precision) { return r.measured ? number(value, precision) : std::string("-"); };
+    t << std::left << std::setw(11) << r.mode << std::right << std::setw(8) << r.workers << std::setw(12) << measured(r.seconds, 4)
+      << std::setw(11) << measured(r.computeSeconds, 4) << std::setw(11) << measured(r.communicationSeconds, 4) << std::setw(10)
+      << measured(r.measuredSpeedup, 3) << std::setw(10) << measured(r.measuredEfficiency, 3) << std::setw(11)
       << number(r.predictedSpeedup, 3) << std::setw(10) << number(r.predictedEfficiency, 3) << std::setw(10)
-      << (r.mode == "experiment" ? number(r.trialOverheadShare, 3) : std::string("-")) << "\n";
+      << (r.mode == "experiment" ? measured(r.trialOverheadShare, 3) : std::string("-")) << "\n";
+  }
+  for (const auto& curve : references) {
+    t << "\n" << curve.label << ":";
+    for (const auto& p : curve.points) t << "  " << p.workers << ": x" << number(p.speedup, 3);
+    t << "\n";
+  }
+  size_t assumed = 0, published = 0;
+  for (const auto& input : inputs)
+    if (!input.measured) ++(input.published ? published : assumed);
+  if (assumed + published)
+    t << "\n" << assumed << " model inputs are assumed and " << published
+      << " published, not measured here: see scaling.json (assumed_inputs, published_inputs)\n";
   return t.str();
 }
 

@@ -1,12 +1,17 @@
 #pragma once
 // The outcome of a scaling study: per mode and size the measured time, speed-up and efficiency next
 // to the performance model's prediction, written as CSV (spreadsheets), JSON (programs) and an SVG
-// plot (people) — each file atomically.
+// plot (people) — each file atomically. Every row says whether it was measured or only predicted
+// (sizes beyond this machine), every model input whether it was measured or assumed (with its
+// source), and the seed-study reference curves (SeedStudy.h) are predictions, drawn dashed.
 #include <filesystem>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "cluster/scaling/ModelInput.h"
+#include "cluster/scaling/SeedStudy.h"
 
 namespace medseg::cluster {
 
@@ -21,16 +26,21 @@ struct ScalingRow {
   double predictedSpeedup = 1.0;
   double predictedEfficiency = 1.0;
   double trialOverheadShare = 0.0;   // experiment mode: (start-up + data load) / trial time, all trials
+  bool measured = true;              // false: a size beyond this machine, only predicted (no measured fields)
 };
 
 struct ScalingReport {
   std::vector<ScalingRow> rows;
   nlohmann::json model = nlohmann::json::object();  // the model's inputs, for the record
+  std::vector<ModelInput> inputs;                    // named, with source, measured or assumed
+  std::vector<ReferenceCurve> references;            // predicted curves (seed grid, two overhead sets)
 
   // Fills measured speed-up/efficiency of each mode relative to its smallest size. Data mode: fixed
   // per-rank batch, speed-up = workers x t(1)/t(workers); experiment mode: makespan(1)/makespan(w).
   void computeMeasuredSpeedups();
   static std::vector<std::string> csvColumns();
+  // CSV: the rows (measured and predicted) and the reference curves' points (kind "predicted"), then
+  // a blank line and the model's inputs (input,value,unit,kind,source).
   std::string toCsv() const;
   nlohmann::json toJson() const;
   std::string toSvg() const;

@@ -14,7 +14,7 @@ namespace medseg::cluster {
 nlohmann::json TrialRecord::toJson() const {
   nlohmann::json out = {{"event", "trial"}, {"trial", trial},   {"key", key},       {"params", params},
                         {"status", status}, {"dice", dice},     {"seconds", seconds}, {"worker", worker},
-                        {"attempt", attempt}, {"epochs", epochs}, {"cold_start", coldStart},
+                        {"group", group},     {"group_ranks", groupRanks}, {"attempt", attempt}, {"epochs", epochs}, {"cold_start", coldStart},
                         {"startup_seconds", startupSeconds}, {"data_load_seconds", dataLoadSeconds},
                         {"training_seconds", trainingSeconds}, {"validation_seconds", validationSeconds}};
   if (!error.empty()) out["error"] = error;
@@ -66,6 +66,8 @@ TrialRecord TrialRecord::fromJson(const nlohmann::json& json) {
   r.dice = numberField(json, "dice", -1.0);
   r.seconds = numberField(json, "seconds", 0.0);
   r.worker = static_cast<int>(wholeField(json, "worker", -1, -1, std::numeric_limits<int>::max()));
+  r.group = static_cast<int>(wholeField(json, "group", -1, -1, std::numeric_limits<int>::max()));
+  r.groupRanks = static_cast<int>(wholeField(json, "group_ranks", 1, 1, std::numeric_limits<int>::max()));
   r.attempt = static_cast<int>(wholeField(json, "attempt", 1, 1, std::numeric_limits<int>::max()));
   r.epochs = wholeField(json, "epochs", 0, 0, std::numeric_limits<int64_t>::max());
   r.error = textField(json, "error", std::string());
@@ -105,9 +107,14 @@ void ResultsJournal::parse(const std::string& text) {
       if (json.is_object() && json.value("event", std::string()) == "rung") {
         field(json, "rung");  // both required; their types are checked below
         field(json, "dice");
-        rungs_.push_back({textField(json, "trial"), textField(json, "key"),
-                          wholeField(json, "rung", 0, 0, std::numeric_limits<int64_t>::max()),
-                          numberField(json, "dice", 0.0)});
+        RungRecord rung{textField(json, "trial"), textField(json, "key"),
+                        wholeField(json, "rung", 0, 0, std::numeric_limits<int64_t>::max()), numberField(json, "dice", 0.0)};
+        if (json.contains("continues")) {
+          if (!json["continues"].is_boolean()) throw InputError("\"continues\" must be true or false");
+          rung.continues = json["continues"].get<bool>();
+          rung.decisionRecorded = true;
+        }
+        rungs_.push_back(rung);
       } else
         records_.push_back(TrialRecord::fromJson(json));
     } catch (const std::exception& error) {
@@ -124,7 +131,7 @@ void ResultsJournal::append(const TrialRecord& record) {
 
 void ResultsJournal::appendRung(const RungRecord& rung) {
   appendLineDurably(file_, nlohmann::json({{"event", "rung"}, {"trial", rung.trial}, {"key", rung.key}, {"rung", rung.rung},
-                                           {"dice", rung.dice}})
+                                           {"dice", rung.dice}, {"continues", rung.continues}})
                                .dump());
   rungs_.push_back(rung);
 }

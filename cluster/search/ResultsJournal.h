@@ -4,9 +4,12 @@
 // written. Reading tolerates a torn or garbled line (ignored, with a warning) and a resumed search
 // skips every trial whose key already has a final record.
 //   {"event":"trial","trial":"trial-003","key":"{...params}","params":{...},"status":"finished",
-//    "dice":0.81,"seconds":12.5,"worker":2,"attempt":1,"epochs":3}
+//    "dice":0.81,"seconds":12.5,"worker":2,"group":0,"group_ranks":1,"attempt":1,"epochs":3}
 //   status: finished | stopped (by successive halving) | failed (with "error")
-//   {"event":"rung","trial":"trial-003","key":...,"rung":3,"dice":0.62}  (successive-halving history)
+//   worker: world rank that reported it (the group's leader); -1 for a stop replayed on resume
+//   {"event":"rung","trial":"trial-003","key":...,"rung":3,"dice":0.62,"continues":false}
+//   (successive-halving history: the decision is journalled before the trial hears it, so a resumed
+//   search obeys it instead of deciding again)
 #include <filesystem>
 #include <map>
 #include <set>
@@ -23,6 +26,8 @@ struct TrialRecord {
   double dice = -1.0;
   double seconds = 0.0;
   int worker = -1;
+  int group = -1;                  // trial group (ranks (worker-1)/group_ranks); -1: not recorded
+  int groupRanks = 1;              // ranks that trained the trial together (data parallel)
   int attempt = 1;
   int64_t epochs = 0;
   // Where the trial's time went (seconds = start-up + data load + training + validation):
@@ -39,6 +44,8 @@ struct RungRecord {
   std::string trial, key;
   int64_t rung = 0;
   double dice = 0.0;
+  bool continues = true;  // the decision; journals older than the field replay it (SuccessiveHalving)
+  bool decisionRecorded = false;  // read back with a "continues" field
 };
 
 class ResultsJournal {

@@ -16,10 +16,9 @@ class SuccessiveHalving {
  public:
   explicit SuccessiveHalving(AshaConfig config) : config_(std::move(config)) {}
   bool isRung(int64_t epoch) const;
-  // Records the result and says whether the trial goes on to the next rung.
+  // Records the result and says whether the trial goes on to the next rung (also how a resumed
+  // search replays the journal's rung results, in their order: the same decisions again).
   bool report(int64_t rung, double dice);
-  // Replays a result from the journal (resume) without deciding anything.
-  void remember(int64_t rung, double dice) { results_[rung].push_back(dice); }
   size_t resultsAt(int64_t rung) const;
 
  private:

@@ -29,7 +29,12 @@ TEST(ExperimentScaling, WarmWorkersRunAnEightTrialGridAndTheReportShowsTheirOver
   ASSERT_EQ(result.exitCode, 0) << result.output;
   for (const char* file : {"scaling.csv", "scaling.json", "scaling.svg"}) EXPECT_TRUE(fs::exists(out / file)) << file;
   const json report = json::parse(readTextFile(out / "scaling.json"));
-  ASSERT_EQ(report["rows"].size(), 2u);
+  // 2 measured sizes, then the model alone at the default --predict-workers 4,8,16,32.
+  ASSERT_EQ(report["rows"].size(), 6u);
+  for (size_t i = 2; i < 6; ++i) {
+    EXPECT_EQ(report["rows"][i]["kind"], "predicted");
+    EXPECT_FALSE(report["rows"][i].contains("measured_speedup"));
+  }
   for (int workers : {1, 2}) {
     SCOPED_TRACE("workers " + std::to_string(workers));
     ResultsJournal journal(out / ("experiment-" + std::to_string(workers)) / "results.jsonl");
@@ -56,6 +61,19 @@ TEST(ExperimentScaling, WarmWorkersRunAnEightTrialGridAndTheReportShowsTheirOver
     EXPECT_LT(row["trial_overhead_share"].get<double>(), 1.0);
   }
   EXPECT_GT(report["model"]["startup_seconds"].get<double>(), 0.0);
+  // The seed-grid references: the MedSeg curve uses the warm start-up measured by this study.
+  ASSERT_EQ(report["reference"].size(), 2u);
+  bool found = false;
+  for (const auto& input : report["reference"][1]["inputs"])
+    if (input["name"] == "medseg.startup_seconds") {
+      found = true;
+      EXPECT_EQ(input["kind"], "measured");
+      EXPECT_DOUBLE_EQ(input["value"].get<double>(), report["model"]["startup_seconds"].get<double>());
+      EXPECT_NE(input["source"].get<std::string>().find("experiment-1"), std::string::npos) << input["source"];
+    }
+  EXPECT_TRUE(found);
+  EXPECT_GT(report["reference"][1]["points"].back()["predicted_speedup"].get<double>(),
+            report["reference"][0]["points"].back()["predicted_speedup"].get<double>());
   EXPECT_GT(report["model"]["data_load_seconds"].get<double>(), 0.0);
 }
 

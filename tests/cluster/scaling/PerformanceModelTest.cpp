@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "cluster/scaling/AllreduceFit.h"
 #include "cluster/scaling/PerformanceModel.h"
 #include "core/util/Interrupt.h"
 
@@ -77,6 +78,60 @@ TEST(PerformanceModel, ExperimentParallelWithOverheadsAndGroups) {
   EXPECT_EQ(groups.groups, 2);
   EXPECT_DOUBLE_EQ(groups.makespanSeconds, 16 * 7.0);
   EXPECT_THROW(predictExperimentParallel(model, 3), InputError);
+}
+
+TEST(PerformanceModel, SharedReadsSlowDownWithTheTrialsOfANode) {
+  SharedRead read;
+  read.bytes = 8e9;
+  read.readsPerTrial = 2;
+  read.nodeBytesPerSecond = 2e9;
+  read.trialsPerNode = 4;
+  EXPECT_DOUBLE_EQ(read.secondsPerTrial(1), 8.0);
+  EXPECT_DOUBLE_EQ(read.secondsPerTrial(2), 16.0);
+  EXPECT_DOUBLE_EQ(read.secondsPerTrial(32), 32.0);  // at most the node's 4 trials share its client
+  // In the model: alone 8 s, with 4 workers 32 s per trial, on top of 10 s of work.
+  ExperimentParallelModel model;
+  model.trialSeconds = std::vector<double>(4, 10.0);
+  model.sharedRead = read;
+  const auto four = predictExperimentParallel(model, 4);
+  EXPECT_DOUBLE_EQ(four.serialSeconds, 4 * 18.0);
+  EXPECT_DOUBLE_EQ(four.makespanSeconds, 42.0);
+  EXPECT_NEAR(four.speedup, 72.0 / 42.0, 1e-12);
+}
+
+TEST(PerformanceModel, LinkConstantsAreNamedAssumptionsWithSources) {
+  for (const LinkInput& link : {nvlinkAssumption(), infinibandEdrAssumption()}) {
+    EXPECT_FALSE(link.measured) << link.name;
+    EXPECT_NE(link.source.find("assumed"), std::string::npos) << link.source;
+    const auto inputs = link.inputs();
+    ASSERT_EQ(inputs.size(), 2u);
+    EXPECT_EQ(inputs[0].name, link.name + ".alpha_seconds");
+    EXPECT_EQ(inputs[1].toJson()["kind"], "assumed");
+  }
+  EXPECT_DOUBLE_EQ(nvlinkAssumption().cost.bytesPerSecond, kNvlinkDefault.bytesPerSecond);
+  EXPECT_DOUBLE_EQ(infinibandEdrAssumption().cost.alphaSeconds, kInfinibandEdrDefault.alphaSeconds);
+}
+
+TEST(AllreduceFit, RecoversAlphaAndBetaFromRingTimings) {
+  const LinkCost truth{5e-6, 3e9};
+  std::vector<AllreduceSample> samples;
+  for (double bytes : {4096.0, 65536.0, 1048576.0, 16777216.0}) samples.push_back({bytes, ringAllreduceSeconds(4, bytes, truth)});
+  const AllreduceFit fit = fitRingAllreduce(4, samples);
+  EXPECT_NEAR(fit.link.alphaSeconds, truth.alphaSeconds, 1e-12);
+  EXPECT_NEAR(fit.link.bytesPerSecond / truth.bytesPerSecond, 1.0, 1e-9);
+  EXPECT_NEAR(fit.rmsResidualSeconds, 0.0, 1e-12);
+  // Noisy timings: least squares lands near, and the residual says how near.
+  samples[1].seconds *= 1.1;
+  samples[2].seconds *= 0.95;
+  const AllreduceFit noisy = fitRingAllreduce(4, samples);
+  EXPECT_NEAR(noisy.link.bytesPerSecond / truth.bytesPerSecond, 1.0, 0.1);
+  EXPECT_GT(noisy.rmsResidualSeconds, 0.0);
+}
+
+TEST(AllreduceFit, RefusesWhatCannotDetermineTheLink) {
+  EXPECT_THROW(fitRingAllreduce(1, {{1e3, 1e-5}, {1e6, 1e-3}}), InputError);
+  EXPECT_THROW(fitRingAllreduce(2, {{1e6, 1e-3}, {1e6, 2e-3}}), InputError);  // one size only
+  EXPECT_THROW(fitRingAllreduce(2, {{1e3, 1e-3}, {1e6, 1e-4}}), InputError);  // larger was faster
 }
 
 }  // namespace

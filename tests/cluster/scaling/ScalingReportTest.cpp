@@ -60,14 +60,14 @@ TEST(ScalingReport, CsvHasDocumentedColumns) {
   std::getline(lines, header);
   EXPECT_EQ(header,
             "mode,workers,seconds,compute_seconds,communication_seconds,measured_speedup,measured_efficiency,"
-            "predicted_speedup,predicted_efficiency,trial_overhead_share");
+            "predicted_speedup,predicted_efficiency,trial_overhead_share,kind");
   int rows = 0;
   while (std::getline(lines, line)) {
     ++rows;
-    EXPECT_EQ(std::count(line.begin(), line.end(), ','), 9) << line;
+    EXPECT_EQ(std::count(line.begin(), line.end(), ','), 10) << line;
   }
   EXPECT_EQ(rows, 4);
-  EXPECT_NE(csv.find("data,2,2.5,1.9,0.5,1.6,0.8,1.8,0.9,0"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("data,2,2.5,1.9,0.5,1.6,0.8,1.8,0.9,0,measured"), std::string::npos) << csv;
 }
 
 TEST(ScalingReport, SvgIsWellFormedWithAxesAndLegend) {
@@ -82,6 +82,61 @@ TEST(ScalingReport, SvgIsWellFormedWithAxesAndLegend) {
   size_t polylines = 0;
   for (size_t p = svg.find("<polyline"); p != std::string::npos; p = svg.find("<polyline", p + 1)) ++polylines;
   EXPECT_EQ(polylines, 1u + 4u + 4u);  // ideal + (measured, predicted) x 2 modes, in 2 charts
+}
+
+// A report with a size beyond the machine, model inputs of both kinds and the seed-study references.
+ScalingReport reportWithPredictions() {
+  ScalingReport report = sampleReport();
+  ScalingRow beyond;
+  beyond.mode = "data";
+  beyond.workers = 8;
+  beyond.measured = false;
+  beyond.predictedSpeedup = 6.5;
+  beyond.predictedEfficiency = 6.5 / 8;
+  report.rows.push_back(beyond);
+  report.computeMeasuredSpeedups();
+  report.inputs.push_back({"this_machine.bytes_per_second", 4e9, "B/s", "measured: MPI_Allreduce, 2 ranks", true});
+  for (const auto& input : infinibandEdrAssumption().inputs()) report.inputs.push_back(input);
+  report.references = seedStudyReferences(SeedStudyInputs{}, MedsegOverheads{});
+  return report;
+}
+
+TEST(ScalingReport, PredictedRowsAndAssumptionsAreLabelledApartFromMeasurements) {
+  const auto report = reportWithPredictions();
+  EXPECT_DOUBLE_EQ(report.rows[1].measuredSpeedup, 1.6) << "a predicted row is no base for measured speed-ups";
+  const auto json = report.toJson();
+  const auto& predicted = json["rows"][4];
+  EXPECT_EQ(predicted["kind"], "predicted");
+  EXPECT_FALSE(predicted.contains("measured_speedup")) << "nothing measured at a size beyond the machine";
+  EXPECT_FALSE(predicted.contains("seconds"));
+  EXPECT_EQ(json["rows"][0]["kind"], "measured");
+  ASSERT_EQ(json["measured_inputs"].size(), 1u);
+  EXPECT_EQ(json["measured_inputs"][0]["kind"], "measured");
+  ASSERT_EQ(json["assumed_inputs"].size(), 2u);
+  EXPECT_NE(json["assumed_inputs"][0]["source"].get<std::string>().find("InfiniBand"), std::string::npos);
+  ASSERT_EQ(json["reference"].size(), 2u);
+  EXPECT_EQ(json["reference"][0]["name"], "seed_overheads");
+  EXPECT_EQ(json["reference"][1]["name"], "medseg_overheads");
+  EXPECT_EQ(json["reference"][0]["kind"], "predicted");
+  EXPECT_EQ(json["reference"][1]["points"].back()["workers"], 32);
+
+  const auto csv = report.toCsv();
+  EXPECT_NE(csv.find("\ndata,8,,,,,,6.5,0.8125,,predicted\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\nseed_overheads,32,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\ninput,value,unit,kind,source\n"), std::string::npos);
+  EXPECT_NE(csv.find("this_machine.bytes_per_second,4000000000,B/s,measured,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("inter_node.alpha_seconds,1.5e-06,s,assumed,\"assumed: InfiniBand EDR"), std::string::npos) << csv;
+
+  const auto svg = report.toSvg();
+  expectWellFormedXml(svg);
+  EXPECT_NE(svg.find(">seed grid, seed overheads (predicted)<"), std::string::npos);
+  EXPECT_NE(svg.find(">seed grid, MedSeg overheads (predicted)<"), std::string::npos);
+  EXPECT_NE(svg.find("Model inputs not measured here (published or assumed)"), std::string::npos);
+  EXPECT_NE(svg.find("inter_node.bytes_per_second = 1.2e+10 B/s: assumed: InfiniBand"), std::string::npos);
+  EXPECT_EQ(svg.find("this_machine.bytes_per_second ="), std::string::npos) << "measured inputs are not listed as assumptions";
+  size_t polylines = 0;
+  for (size_t p = svg.find("<polyline"); p != std::string::npos; p = svg.find("<polyline", p + 1)) ++polylines;
+  EXPECT_EQ(polylines, 1u + 4u + 4u + 2u * 2u);  // ... + 2 reference curves in both charts
 }
 
 TEST(ScalingReport, WritesAllThreeFiles) {
