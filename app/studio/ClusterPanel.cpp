@@ -79,6 +79,7 @@ ClusterPanel::ClusterPanel(ViewerDocument& document, QWidget* parent)
       openMaskButton_(new QPushButton(tr("Open as overlay"), this)),
       cancelButton_(new QPushButton(tr("Cancel run"), this)),
       details_(new QPlainTextEdit(this)),
+      cases_(new QTableWidget(0, 0, this)),
       charts_(new ScalingCharts(this)),
       scalingSource_(new QLabel(this)),
       refreshTimer_(new QTimer(this)),
@@ -189,7 +190,17 @@ QWidget* ClusterPanel::buildRunsTab() {
   layout->addWidget(table_, 2);
   layout->addWidget(runsStatus_);
   layout->addLayout(maskRow);
+  layout->addWidget(cases_, 1);
   layout->addWidget(details_, 1);
+  cases_->setObjectName("clusterCases");
+  cases_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  cases_->setSelectionMode(QAbstractItemView::SingleSelection);
+  cases_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  cases_->horizontalHeader()->setStretchLastSection(true);
+  cases_->verticalHeader()->hide();
+  cases_->setToolTip(tr("Returned masks of an infer run: click a case to open its image with the mask as overlay"));
+  cases_->hide();
+  connect(cases_, &QTableWidget::cellClicked, this, [this](int row, int) { openCase(row); });
   runsStatus_->setWordWrap(true);
   details_->setReadOnly(true);
   openMaskButton_->setObjectName("clusterOpenMask");
@@ -343,7 +354,13 @@ void ClusterPanel::onSelectionChanged() {
   cancelButton_->setEnabled(state == "queued" || state == "running");
   if (run.isEmpty()) {
     details_->clear();
+    cases_->setRowCount(0);
+    cases_->hide();
     return;
+  }
+  if (changed) {
+    cases_->setRowCount(0);
+    cases_->hide();
   }
   if (changed) details_->setPlainText(tr("%1 …").arg(run));
   // Busy: the next refresh (button or timer) brings this run's details.
@@ -363,6 +380,70 @@ void ClusterPanel::showRunDetails(const QJsonObject& result) {
   if (result.contains("metrics_error")) lines << tr("metrics refused: %1").arg(result.value("metrics_error").toString());
   if (result.contains("note")) lines << tr("note: %1").arg(result.value("note").toString());
   details_->setPlainText(lines.join('\n'));
+  showCases(result.value("masks").toArray());
+}
+
+// The returned masks of an infer run, one row per case: Dice per region where the run scored it.
+void ClusterPanel::showCases(const QJsonArray& masks) {
+  QStringList regions;
+  for (const QJsonValue& mask : masks)
+    for (const QJsonValue& region : mask.toObject().value("metrics").toObject().value("regions").toArray())
+      if (!regions.contains(region.toObject().value("region").toString())) regions << region.toObject().value("region").toString();
+  const QString selected = cases_->currentRow() >= 0 && cases_->item(cases_->currentRow(), 0)
+                               ? cases_->item(cases_->currentRow(), 0)->text()
+                               : QString();
+  cases_->setColumnCount(int(regions.size()) + 2);
+  QStringList headers{tr("Case")};
+  for (const QString& region : regions) headers << tr("Dice %1").arg(region);
+  headers << tr("Mask");
+  cases_->setHorizontalHeaderLabels(headers);
+  cases_->setRowCount(int(masks.size()));
+  for (int row = 0; row < masks.size(); ++row) {
+    const QJsonObject mask = masks[row].toObject();
+    auto* name = new QTableWidgetItem(mask.value("case").toString());
+    name->setData(Qt::UserRole, mask.value("mask").toString());
+    name->setData(Qt::UserRole + 1, mask.value("images").toArray().first().toString());
+    cases_->setItem(row, 0, name);
+    for (int column = 0; column < regions.size(); ++column) {
+      QString dice;
+      for (const QJsonValue& region : mask.value("metrics").toObject().value("regions").toArray())
+        if (region.toObject().value("region").toString() == regions[column])
+          dice = QString::number(region.toObject().value("dice").toDouble(), 'f', 3);
+      cases_->setItem(row, column + 1, new QTableWidgetItem(dice));
+    }
+    cases_->setItem(row, int(regions.size()) + 1, new QTableWidgetItem(mask.value("mask").toString()));
+    if (mask.value("case").toString() == selected) cases_->setCurrentCell(row, 0);
+  }
+  cases_->resizeColumnsToContents();
+  cases_->setVisible(!masks.isEmpty());
+}
+
+int ClusterPanel::caseCount() const { return cases_->rowCount(); }
+
+bool ClusterPanel::openCase(const QString& caseId) {
+  for (int row = 0; row < cases_->rowCount(); ++row)
+    if (cases_->item(row, 0) && cases_->item(row, 0)->text() == caseId) return openCase(row);
+  return false;
+}
+
+bool ClusterPanel::openCase(int row) {
+  const QTableWidgetItem* item = row >= 0 && row < cases_->rowCount() ? cases_->item(row, 0) : nullptr;
+  if (!item) return false;
+  const QString image = item->data(Qt::UserRole + 1).toString();
+  const QString mask = item->data(Qt::UserRole).toString();
+  if (image.isEmpty()) {
+    runsStatus_->setText(tr("case %1: the run recorded no image for it").arg(item->text()));
+    return false;
+  }
+  try {
+    document_.openImage(image);
+  } catch (const std::exception& e) {
+    runsStatus_->setText(tr("cannot open %1: %2").arg(image, QString::fromUtf8(e.what())));
+    return false;
+  }
+  if (!openMask(mask)) return false;
+  runsStatus_->setText(tr("case %1: %2 with its returned mask").arg(item->text(), QFileInfo(image).fileName()));
+  return true;
 }
 
 bool ClusterPanel::openMask(const QString& path) {

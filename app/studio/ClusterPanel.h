@@ -3,9 +3,12 @@
 //   Submit   the form of ClusterSubmitForm -> `medseg submit` (local mpirun, Slurm or ssh);
 //   Runs     `medseg runs` of the runs folder in a table with each run's state (refresh button and a
 //            timer), details of the selected run (`medseg runs show`), cancel, and its returned
-//            masks (masks/ in the run folder) opened as the viewer's overlay;
+//            masks (masks/ in the run folder) opened as the viewer's overlay; an infer run's cases
+//            (`runs show`'s masks, with their Dice) in a table where one click opens the case's image
+//            with its mask as overlay and surfaces; the timer's refresh brings masks as they arrive;
 //   Scaling  speed-up and efficiency curves of a `medseg scaling` study (scaling.json chosen by the
 //            user or found in the selected run folder).
+#include <QJsonArray>
 #include <QJsonObject>
 #include <QWidget>
 
@@ -49,6 +52,10 @@ class ClusterPanel : public QWidget {
   QString runDetails() const;  // `medseg runs show` of the selected run, as shown
   QStringList masksOfSelectedRun() const;
   bool openMask(const QString& path);
+  QTableWidget* casesTable() const { return cases_; }
+  int caseCount() const;          // returned masks of the selected run listed by `runs show`
+  bool openCase(int row);         // the case's image, then its mask as overlay
+  bool openCase(const QString& caseId);
   bool loadScaling(const QString& path, QString* error = nullptr);
   bool loadScalingOfSelectedRun(QString* error = nullptr);
   void setAutoRefreshInterval(int milliseconds);
@@ -71,6 +78,7 @@ class ClusterPanel : public QWidget {
   QWidget* buildScalingTab();
   void showRuns(const QJsonObject& result);
   void showRunDetails(const QJsonObject& result);
+  void showCases(const QJsonArray& masks);
   void onSelectionChanged();
   void chooseScalingFile();
 
@@ -89,6 +97,7 @@ class ClusterPanel : public QWidget {
   QPushButton* openMaskButton_;
   QPushButton* cancelButton_;
   QPlainTextEdit* details_;
+  QTableWidget* cases_;
   ScalingCharts* charts_;
   QLabel* scalingSource_;
   QTimer* refreshTimer_;

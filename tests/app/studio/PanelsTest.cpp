@@ -14,6 +14,7 @@
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTabWidget>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTimer>
 #include <QtTest>
@@ -26,6 +27,7 @@
 #include "app/studio/InferencePanel.h"
 #include "app/studio/MainWindow.h"
 #include "app/studio/ScalingCharts.h"
+#include "app/studio/SliceView.h"
 #include "app/studio/TrainingCurves.h"
 #include "app/studio/TrainingPanel.h"
 #include "app/studio/ViewerDocument.h"
@@ -296,8 +298,11 @@ class PanelsTest : public QObject {
     QString error;
     QVERIFY2(panel->loadScalingOfSelectedRun(&error), qPrintable(error));
     QCOMPARE(panel->tabs()->currentIndex(), 2);
-    QCOMPARE(panel->scalingCharts()->seriesCount(), 3);  // ideal, data measured, data model
-    QCOMPARE(panel->scalingCharts()->pointCount(), 8);   // 2 sizes x (speed-up, efficiency) x (measured, model)
+    // ideal, data measured, data model, and the two seed-grid reference predictions (seed's and MedSeg's overheads)
+    QCOMPARE(panel->scalingCharts()->seriesCount(), 5);
+    // per chart (speed-up, efficiency): 2 measured sizes, the model at those 2 + 4 predicted sizes
+    // (--predict-workers 4,8,16,32), and 2 reference curves x 6 sizes (1..32)
+    QCOMPARE(panel->scalingCharts()->pointCount(), 2 * (2 + 6 + 2 * 6));
     screenshot(window_->dockOf(panel), "panels-cluster-scaling.png");
     // A file that is no scaling study is refused with a message, the charts left empty.
     QFile junk(scratch_.filePath("junk.json"));
@@ -307,6 +312,68 @@ class PanelsTest : public QObject {
     QVERIFY(!panel->loadScaling(junk.fileName(), &error));
     QVERIFY(error.contains("no scaling rows"));
     QCOMPARE(panel->scalingCharts()->pointCount(), 0);
+  }
+
+  // An infer run on the cluster (2 local ranks) followed by the panel while it runs: the UI keeps
+  // serving events, the cases arrive in the cases table with their Dice, and one click opens a case's
+  // image with its returned mask, whose colours are then in all three slice views.
+  void clusterPanelOpensAnInferRunsCases() {
+    QVERIFY(!bestModel_.isEmpty());
+    ClusterPanel* panel = window_->clusterPanel();
+    raise(panel);
+    panel->setRunRoot(scratch_.filePath("runs"));
+    panel->tabs()->setCurrentIndex(1);
+    panel->setAutoRefreshInterval(300);
+    QByteArray output;
+    QCOMPARE(runMedseg({"submit", "--backend", "local", "--mode", "infer", "-n", "2", "--model", bestModel_, "--data", dataset_,
+                        "--subset", "training", "--run-dir", panel->runRoot(), "--name", "tiny-infer"}, &output), 0);
+    Heartbeat heartbeat;
+    panel->refreshRuns();
+    QTRY_VERIFY_WITH_TIMEOUT(panel->selectRun("tiny-infer"), 30000);
+    QTRY_VERIFY_WITH_TIMEOUT(panel->runState("tiny-infer") == "finished", 120000);
+    QTRY_VERIFY_WITH_TIMEOUT(panel->caseCount() == 4 && panel->casesTable()->columnCount() > 2 &&
+                                 !panel->casesTable()->item(0, 1)->text().isEmpty(), 60000);
+    QVERIFY2(heartbeat.maxGapMs() < 1000, qPrintable(QString("longest UI stall %1 ms").arg(heartbeat.maxGapMs())));
+    QVERIFY(panel->casesTable()->isVisible());
+    QCOMPARE(panel->casesTable()->item(0, 0)->text(), QFileInfo(firstCase_).fileName().remove(".nii.gz"));
+
+    // One click on the first case: its image, and its mask from the run folder as the overlay.
+    window_->document().clearLabels();
+    const QRect cell = panel->casesTable()->visualItemRect(panel->casesTable()->item(0, 0));
+    QTest::mouseClick(panel->casesTable()->viewport(), Qt::LeftButton, Qt::NoModifier, cell.center());
+    ViewerDocument& document = window_->document();
+    const QString mask = panel->selectedRunDirectory() + "/masks/" + QFileInfo(firstCase_).fileName();
+    QCOMPARE(document.labelsPath(), mask);
+    QCOMPARE(document.imagePath(), firstCase_);
+    const LabelVolume& labels = document.labels();
+    QVERIFY(labelledVoxels(labels) > 0);
+    // The cursor on a labelled voxel near the centre: every slice view through it shows the mask.
+    int64_t best = -1;
+    std::array<int64_t, 3> voxel{0, 0, 0};
+    for (int64_t z = 0; z < labels.size[2]; ++z)
+      for (int64_t y = 0; y < labels.size[1]; ++y)
+        for (int64_t x = 0; x < labels.size[0]; ++x)
+          if (labels.at(x, y, z) != 0) {
+            const int64_t d = std::abs(x - labels.size[0] / 2) + std::abs(y - labels.size[1] / 2) + std::abs(z - labels.size[2] / 2);
+            if (best < 0 || d < best) best = d, voxel = {x, y, z};
+          }
+    document.setCursor(voxel);
+    const auto colouredPixels = [](const QImage& slice) {
+      int count = 0;
+      for (int y = 0; y < slice.height(); ++y)
+        for (int x = 0; x < slice.width(); ++x) {
+          const QColor c = slice.pixelColor(x, y);
+          if (std::max({c.red(), c.green(), c.blue()}) - std::min({c.red(), c.green(), c.blue()}) > 30) ++count;
+        }
+      return count;
+    };
+    for (int axis = 0; axis < 3; ++axis)
+      QVERIFY2(colouredPixels(window_->sliceView(axis)->renderSlice()) > 0,
+               qPrintable(QString("slice view %1 shows no mask colour").arg(axis)));
+    screenshot(window_.get(), "panels-cluster-infer-case.png");
+    // Without the overlay the same views are grey: the colour was the mask's.
+    document.clearLabels();
+    for (int axis = 0; axis < 3; ++axis) QCOMPARE(colouredPixels(window_->sliceView(axis)->renderSlice()), 0);
   }
 
   void cleanupTestCase() {
