@@ -4,9 +4,6 @@
 // study, patient and series description set with dcmodify, and its files transcoded to another
 // transfer syntax (dcmcjpeg JPEG lossless, dcmcjpls JPEG-LS, gdcmconv JPEG 2000 / RLE, dcmconv
 // deflate), as a PACS would hold them.
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <array>
 #include <filesystem>
@@ -15,43 +12,9 @@
 #include <vector>
 
 #include "core/io/ImageIO.h"
+#include "support/TestSupport.h"
 
 namespace medseg::test {
-
-struct ToolResult {
-  int exitCode = -1;
-  std::string output;
-};
-
-// Runs a program (PATH lookup, no shell) and captures stdout + stderr.
-inline ToolResult runTool(const std::vector<std::string>& argv) {
-  std::array<int, 2> fds{};
-  if (::pipe(fds.data()) != 0) throw std::runtime_error("pipe failed");
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
-  if (pid == 0) {
-    ::dup2(fds[1], STDOUT_FILENO);
-    ::dup2(fds[1], STDERR_FILENO);
-    ::close(fds[0]);
-    ::close(fds[1]);
-    std::vector<std::string> copy = argv;
-    std::vector<char*> args;
-    for (auto& a : copy) args.push_back(a.data());
-    args.push_back(nullptr);
-    ::execvp(args[0], args.data());
-    ::_exit(127);
-  }
-  ::close(fds[1]);
-  ToolResult result;
-  char buffer[4096];
-  ssize_t n;
-  while ((n = ::read(fds[0], buffer, sizeof buffer)) > 0) result.output.append(buffer, size_t(n));
-  ::close(fds[0]);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  result.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return result;
-}
 
 inline bool haveProgram(const std::string& name) {
   for (const char* dir : {"/usr/bin", "/usr/sbin", "/usr/local/bin"})
@@ -102,7 +65,7 @@ inline const char* storescuProposal(TransferSyntax ts) {
 }
 
 inline void requireTool(const std::vector<std::string>& argv) {
-  const ToolResult r = runTool(argv);
+  const CommandResult r = runProgram(argv);
   if (r.exitCode != 0) throw std::runtime_error(argv.front() + " failed (" + std::to_string(r.exitCode) + "): " + r.output);
 }
 
@@ -138,7 +101,7 @@ inline void writeStudySeries(const ImageVolume& channel, const std::filesystem::
 
 // The Transfer Syntax UID of a DICOM file (dcmdump of its meta header).
 inline std::string fileTransferSyntax(const std::filesystem::path& file) {
-  const ToolResult r = runTool({"dcmdump", "-Un", "-s", "+P", "0002,0010", file.string()});
+  const CommandResult r = runProgram({"dcmdump", "-Un", "-s", "+P", "0002,0010", file.string()});
   const auto open = r.output.find('['), close = r.output.find(']');
   return open == std::string::npos || close == std::string::npos ? std::string() : r.output.substr(open + 1, close - open - 1);
 }

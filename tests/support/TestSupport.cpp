@@ -41,7 +41,7 @@ void dropRootPrivileges() {
 }
 }  // namespace
 
-CommandResult runMedseg(const std::vector<std::string>& arguments, Privileges privileges) {
+CommandResult runProgram(const std::vector<std::string>& argv, Privileges privileges) {
   std::array<int, 2> pipeFds{};
   if (::pipe(pipeFds.data()) != 0) throw std::runtime_error("pipe failed");
   const pid_t pid = ::fork();
@@ -52,12 +52,11 @@ CommandResult runMedseg(const std::vector<std::string>& arguments, Privileges pr
     ::close(pipeFds[0]);
     ::close(pipeFds[1]);
     if (privileges == Privileges::DropRoot) dropRootPrivileges();
-    std::vector<std::string> argvStrings{MEDSEG_BINARY};
-    argvStrings.insert(argvStrings.end(), arguments.begin(), arguments.end());
-    std::vector<char*> argv;
-    for (auto& a : argvStrings) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(argv[0], argv.data());
+    std::vector<std::string> argvStrings = argv;
+    std::vector<char*> args;
+    for (auto& a : argvStrings) args.push_back(a.data());
+    args.push_back(nullptr);
+    ::execvp(args[0], args.data());
     ::_exit(127);
   }
   ::close(pipeFds[1]);
@@ -70,6 +69,12 @@ CommandResult runMedseg(const std::vector<std::string>& arguments, Privileges pr
   ::waitpid(pid, &status, 0);
   result.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return result;
+}
+
+CommandResult runMedseg(const std::vector<std::string>& arguments, Privileges privileges) {
+  std::vector<std::string> argv{MEDSEG_BINARY};
+  argv.insert(argv.end(), arguments.begin(), arguments.end());
+  return runProgram(argv, privileges);
 }
 
 fs::path templateDir() { return MEDSEG_TEST_TEMPLATE_DIR; }

@@ -32,6 +32,8 @@ struct CommandResult {
 enum class Privileges { Inherit, DropRoot };
 
 // Runs the built `medseg` program with arguments (no shell involved) and captures its output.
+// A program (PATH lookup, no shell) with stdout and stderr captured together.
+CommandResult runProgram(const std::vector<std::string>& argv, Privileges privileges = Privileges::Inherit);
 CommandResult runMedseg(const std::vector<std::string>& arguments, Privileges privileges = Privileges::Inherit);
 
 // The JSON-lines events (lines starting with '{') in the output of a `medseg --json` run.

@@ -66,7 +66,7 @@ struct Shared {
 Shared* shared = nullptr;
 
 std::string seriesUidOf(const fs::path& folder) {
-  const auto r = test::runTool({"dcmdump", "-s", "+P", "0020,000e", test::filesIn(folder).front().string()});
+  const auto r = test::runProgram({"dcmdump", "-s", "+P", "0020,000e", test::filesIn(folder).front().string()});
   const auto open = r.output.find('['), close = r.output.find(']');
   return r.output.substr(open + 1, close - open - 1);
 }
@@ -130,7 +130,7 @@ class PacsCli : public ::testing::Test {
       std::vector<std::string> store{"storescu", "-R", test::storescuProposal(ts), "-aet", "UPLOADER", "-aec",
                                      shared->orthanc->aeTitle(), "127.0.0.1", std::to_string(shared->orthanc->dicomPort())};
       for (const auto& f : test::filesIn(folder)) store.push_back(f.string());
-      const auto stored = test::runTool(store);
+      const auto stored = test::runProgram(store);
       ASSERT_EQ(stored.exitCode, 0) << folder << ": " << stored.output;
     };
     for (int c = 0; c < 4; ++c) upload(shared->seriesFolders[c], kSeries[c].syntax);

@@ -22,6 +22,7 @@
 #include "cluster/parallel/MpiTestSupport.h"
 #include "cluster/submit/RunDirectory.h"
 #include "cluster/submit/StubPrograms.h"
+#include "support/Loopback.h"
 #include "core/train/TrainingCheckpoint.h"
 
 namespace medseg::cluster {
@@ -33,32 +34,6 @@ using namespace test_support;
 using Clock = std::chrono::steady_clock;
 
 const char* kSshd = "/usr/sbin/sshd";
-
-// A port nobody listens on right now (the kernel's choice for an ephemeral bind).
-int freeLocalPort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = 0;
-  socklen_t length = sizeof address;
-  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0)
-    throw std::runtime_error("cannot find a free localhost port");
-  ::close(fd);
-  return ntohs(address.sin_port);
-}
-
-bool acceptsConnections(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = htons(static_cast<uint16_t>(port));
-  const bool ok = fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
-  if (fd >= 0) ::close(fd);
-  return ok;
-}
 
 std::string currentUser() {
   const passwd* entry = ::getpwuid(::geteuid());
@@ -79,7 +54,7 @@ void generateKey(const fs::path& file) {
 //   medseg-down     a port nobody listens on
 class LocalSshServer {
  public:
-  explicit LocalSshServer(const fs::path& dir) : dir_(dir), port_(freeLocalPort()) {
+  explicit LocalSshServer(const fs::path& dir) : dir_(dir), port_(test::freeLoopbackPort()) {
     fs::create_directories(dir_);
     for (const char* key : {"host_key", "id", "other_host_key", "unknown_id"}) generateKey(dir_ / key);
     fs::copy_file(dir_ / "id.pub", dir_ / "authorized_keys");
@@ -107,11 +82,11 @@ class LocalSshServer {
                                       block("medseg-nosetenv", port_, "id", "known_hosts", false) +
                                       block("medseg-badkey", port_, "unknown_id", "known_hosts", true) +
                                       block("medseg-changed", port_, "id", "wrong_known_hosts", true) +
-                                      block("medseg-down", freeLocalPort(), "id", "known_hosts", true));
+                                      block("medseg-down", test::freeLoopbackPort(), "id", "known_hosts", true));
     const auto started = runCapture({kSshd, "-f", (dir_ / "sshd_config").string(), "-E", (dir_ / "sshd.log").string()}, 30, true);
     if (started.exitCode != 0) throw std::runtime_error("sshd did not start: " + started.output + log());
     const auto deadline = Clock::now() + std::chrono::seconds(20);
-    while (!acceptsConnections(port_)) {
+    while (!test::acceptsConnections(port_)) {
       if (Clock::now() > deadline) throw std::runtime_error("sshd does not listen on port " + std::to_string(port_) + ": " + log());
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }

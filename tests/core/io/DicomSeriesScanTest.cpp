@@ -65,7 +65,7 @@ TEST(DicomSeriesScan, MissingSliceAndUnevenSpacingAreNamed) {
   writeDicomSeries(ramp(), dir / "uneven");
   files = test::filesIn(dir / "uneven");
   // Move one slice 0.7 mm along z (and its slice location), as a broken export would.
-  ASSERT_EQ(test::runTool({"dcmodify", "-nb", "-m", "(0020,0032)=0\\0\\8.7", "-m", "(0020,1041)=8.7", files[4].string()}).exitCode, 0);
+  ASSERT_EQ(test::runProgram({"dcmodify", "-nb", "-m", "(0020,0032)=0\\0\\8.7", "-m", "(0020,1041)=8.7", files[4].string()}).exitCode, 0);
   const std::string uneven = errorOf(dir / "uneven");
   EXPECT_NE(uneven.find("uneven slice spacing"), std::string::npos) << uneven;
 }
