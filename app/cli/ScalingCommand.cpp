@@ -6,6 +6,7 @@
 // timings, trial start-up and data load from the journal) and predicts sizes beyond this machine
 // (--predict-workers) with the link constants it has to assume, each input labelled with its source.
 // Every report also carries the seed-study reference curves (cluster/scaling/SeedStudy.h).
+#include <iomanip>
 #include <iostream>
 #include <optional>
 #include <sstream>
@@ -114,10 +115,21 @@ nlohmann::json runOnce(const ScalingOptions& o, RunMode mode, int ranks, const f
 
 // Where the trials of one search spent their time, from its journal: the start-up and data-load
 // overhead next to the trials' own work, split by cold (new process) and warm trials.
+std::string fixed(double value, int decimals) {
+  std::ostringstream text;
+  text << std::fixed << std::setprecision(decimals) << value;
+  return text.str();
+}
+std::string percent(double share) { return fixed(100.0 * share, 1) + " %"; }
+
+// A worker's first trial starts its trial process (a cost per worker, however many trials follow);
+// every later trial pays only the warm start-up and its data load (the cost per trial).
 struct TrialTimes {
   int trials = 0, coldTrials = 0;
   double seconds = 0.0, startup = 0.0, dataLoad = 0.0, coldStartup = 0.0, warmStartup = 0.0;
+  double warmSeconds = 0.0, warmDataLoad = 0.0;  // trials of warm workers only
   double overheadShare() const { return seconds > 0 ? (startup + dataLoad) / seconds : 0.0; }
+  double warmOverheadShare() const { return warmSeconds > 0 ? (warmStartup + warmDataLoad) / warmSeconds : 0.0; }
   double meanColdStartupSeconds() const { return coldTrials ? coldStartup / coldTrials : 0.0; }
   double meanWarmStartupSeconds() const { return trials > coldTrials ? warmStartup / (trials - coldTrials) : 0.0; }
   // What a trial pays once its worker is warm (the cold figure when no trial ran warm).
@@ -130,6 +142,7 @@ struct TrialTimes {
             {"startup_seconds", startup},
             {"data_load_seconds", dataLoad},
             {"overhead_share", overheadShare()},
+            {"warm_overhead_share", warmOverheadShare()},
             {"mean_cold_startup_seconds", meanColdStartupSeconds()},
             {"mean_warm_startup_seconds", meanWarmStartupSeconds()},
             {"mean_data_load_seconds", meanDataLoadSeconds()}};
@@ -145,6 +158,7 @@ TrialTimes trialTimes(const ResultsJournal& journal) {
     t.dataLoad += r.dataLoadSeconds;
     (r.coldStart ? t.coldStartup : t.warmStartup) += r.startupSeconds;
     t.coldTrials += r.coldStart ? 1 : 0;
+    if (!r.coldStart) t.warmSeconds += r.seconds, t.warmDataLoad += r.dataLoadSeconds;
   }
   return t;
 }
@@ -243,6 +257,10 @@ int runScaling(const ScalingOptions& o, CliContext& context) {
       const TrialTimes times = trialTimes(journal);
       row.trialOverheadShare = times.overheadShare();
       report.model["trial_times_" + std::to_string(workers)] = times.toJson();
+      reporter.log("experiment x " + std::to_string(workers) + ": start-up + data load " +
+                   percent(times.warmOverheadShare()) + " of a warm trial's time, " + percent(times.overheadShare()) +
+                   " with the " + std::to_string(times.coldTrials) + " worker start(s) of " +
+                   fixed(times.meanColdStartupSeconds(), 2) + " s each");
       if (model.trialSeconds.empty()) {  // the smallest run's trials calibrate the model
         // The trials' own work; start-up and data load are the model's separate, measured terms.
         for (const auto& record : journal.records())
