@@ -1,5 +1,5 @@
 // `medseg render --image IMG [--mask MASK] --out OUT.png [--size 800x600] [--azimuth A --elevation E]
-//                [--labels 1,2,3] [--channel C] [--volume-rendering]`
+//                [--labels 1,2,3] [--channel C] [--volume-rendering] [--triangle-budget N] [--min-island V]`
 // A 3-D picture for reports without the studio: the same label surfaces, colours and camera as the
 // studio's 3-D view, drawn offscreen by VTK (no Qt widgets) and written atomically as PNG.
 // Needs an X display, real or virtual (xvfb-run -a); without one it exits 4 with a clear message.
@@ -33,6 +33,7 @@ struct RenderOptions {
   std::vector<int> labels;
   int channel = 0;
   bool volumeRendering = false;
+  render::SurfaceOptions surfaces;
 };
 
 std::pair<int, int> parseSize(const std::string& text) {
@@ -79,7 +80,7 @@ int runRender(const RenderOptions& options, CliContext& context) {
   if (!options.mask.empty()) {
     const LabelVolume mask = readMatchingMask(options, image);
     checkRequestedLabels(options, render::labelsPresent(mask));
-    scene.setLabels(mask, options.labels, findLabelTableFor(options.mask).value_or(LabelTable{}));
+    scene.setLabels(mask, options.labels, findLabelTableFor(options.mask).value_or(LabelTable{}), options.surfaces);
   }
   // Without surfaces (or a volume) the faint context surface would be the whole picture.
   if (scene.surfaceCount() == 0 && !options.volumeRendering) scene.setBrainOpacity(1.0);
@@ -132,6 +133,14 @@ void addRender(CLI::App& parent, CliContext& context) {
   cmd->add_option("--channel", opts->channel, "Channel for the brain outline and volume rendering (0-based)")
       ->capture_default_str();
   cmd->add_flag("--volume-rendering", opts->volumeRendering, "Add a volume rendering of the channel");
+  cmd->add_option("--triangle-budget", opts->surfaces.triangleBudget,
+                  "Most triangles over all label surfaces (fragmented masks are coarsened and decimated to fit)")
+      ->check(CLI::Range(int64_t{1000}, int64_t{100'000'000}))
+      ->capture_default_str();
+  cmd->add_option("--min-island", opts->surfaces.minIslandVoxels,
+                  "Pieces of a label smaller than this many voxels get no surface (0: keep all)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->callback([opts, &context] { context.action = [opts, &context] { return runRender(*opts, context); }; });
 }
 

@@ -37,16 +37,25 @@ LabelScene::LabelScene(vtkRenderer* renderer) : renderer_(renderer) {
 }
 
 LabelScene::~LabelScene() {
-  setBrain(ImageVolume{});
-  setLabels(LabelVolume{});
+  setBrainSurface(nullptr, Geometry{});
+  clearLabelSurfaces();
   clearVolume();
 }
 
 void LabelScene::setBrain(const ImageVolume& image, int channel) {
+  if (image.empty()) {
+    setBrainSurface(nullptr, image.geometry);
+    return;
+  }
+  LabelCrop outline = brainOutline(image, channel);
+  setBrainSurface(extractBrainSurface(outline, image.geometry), image.geometry);
+}
+
+void LabelScene::setBrainSurface(vtkPolyData* surface, const Geometry& geometry) {
   if (brainActor_) renderer_->RemoveActor(brainActor_);
   brainActor_ = nullptr;
-  if (image.empty()) return;
-  brainActor_ = surfaceActor(extractBrainSurface(image, channel), image.geometry);
+  if (!surface) return;
+  brainActor_ = surfaceActor(surface, geometry);
   brainActor_->GetProperty()->SetColor(0.85, 0.82, 0.78);
   brainActor_->GetProperty()->SetOpacity(0.15);
   renderer_->AddActor(brainActor_);
@@ -56,19 +65,28 @@ void LabelScene::setBrainOpacity(double opacity) {
   if (brainActor_) brainActor_->GetProperty()->SetOpacity(std::clamp(opacity, 0.0, 1.0));
 }
 
-void LabelScene::setLabels(const LabelVolume& labels, const std::vector<int>& only, const LabelTable& table) {
+void LabelScene::setLabels(const LabelVolume& labels, const std::vector<int>& only, const LabelTable& table,
+                           const SurfaceOptions& options) {
+  clearLabelSurfaces();
+  if (labels.empty()) return;
+  const SurfacePlan plan = planSurfaces(labels, only, options, neverCancelled());
+  buildLabelSurfaces(labels, plan, options, neverCancelled(), [&](LabelSurface surface, int) {
+    addLabelSurface(surface.label, surface.polyData, labels.geometry, labelLook(table, surface.label));
+  });
+}
+
+void LabelScene::addLabelSurface(int label, vtkPolyData* surface, const Geometry& geometry, const LabelLook& look) {
+  const auto existing = labelActors_.find(label);
+  if (existing != labelActors_.end()) renderer_->RemoveActor(existing->second);
+  auto actor = surfaceActor(surface, geometry);
+  renderer_->AddActor(actor);
+  labelActors_[label] = actor;
+  setLabelStyle(label, look.colour, look.opacity, true);
+}
+
+void LabelScene::clearLabelSurfaces() {
   for (auto& [label, actor] : labelActors_) renderer_->RemoveActor(actor);
   labelActors_.clear();
-  if (labels.empty()) return;
-  auto image = toVtkImage(labels);
-  for (int label : labelsPresent(labels)) {
-    if (!only.empty() && std::find(only.begin(), only.end(), label) == only.end()) continue;
-    auto actor = surfaceActor(extractLabelSurface(image, label), labels.geometry);
-    renderer_->AddActor(actor);
-    labelActors_[label] = actor;
-    const LabelLook look = labelLook(table, label);
-    setLabelStyle(label, look.colour, look.opacity, true);
-  }
 }
 
 void LabelScene::setLabelStyle(int label, Rgb colour, double overlayOpacity, bool visible) {
@@ -83,15 +101,7 @@ void LabelScene::setLabelStyle(int label, Rgb colour, double overlayOpacity, boo
 void LabelScene::setVolume(const ImageVolume& image, int channel, IntensityRange range) {
   clearVolume();
   if (image.empty()) return;
-  vtkNew<vtkPiecewiseFunction> opacity;
-  opacity->AddPoint(range.lower, 0.0);
-  opacity->AddPoint(range.upper, 0.25);
-  vtkNew<vtkColorTransferFunction> colours;
-  colours->AddRGBPoint(range.lower, 0, 0, 0);
-  colours->AddRGBPoint(range.upper, 1, 1, 1);
   vtkNew<vtkVolumeProperty> property;
-  property->SetScalarOpacity(opacity);
-  property->SetColor(colours);
   property->SetInterpolationTypeToLinear();
   property->ShadeOff();
   vtkNew<vtkSmartVolumeMapper> mapper;
@@ -100,7 +110,20 @@ void LabelScene::setVolume(const ImageVolume& image, int channel, IntensityRange
   volume_->SetMapper(mapper);
   volume_->SetProperty(property);
   volume_->SetUserMatrix(indexToWorldMatrix(image.geometry));
+  setVolumeRange(range);
   renderer_->AddVolume(volume_);
+}
+
+void LabelScene::setVolumeRange(IntensityRange range) {
+  if (!volume_) return;
+  vtkNew<vtkPiecewiseFunction> opacity;
+  opacity->AddPoint(range.lower, 0.0);
+  opacity->AddPoint(range.upper, 0.25);
+  vtkNew<vtkColorTransferFunction> colours;
+  colours->AddRGBPoint(range.lower, 0, 0, 0);
+  colours->AddRGBPoint(range.upper, 1, 1, 1);
+  volume_->GetProperty()->SetScalarOpacity(opacity);
+  volume_->GetProperty()->SetColor(colours);
 }
 
 void LabelScene::clearVolume() {

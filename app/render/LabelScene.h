@@ -2,17 +2,21 @@
 // The 3-D scene of a segmentation, shared by the studio's 3-D view and `medseg render`: smoothed
 // surfaces of the labels, a faint brain surface for context and an optional volume rendering of
 // one channel, all placed in world (LPS, mm) space, on MedSeg's background, with a standard camera.
-// It fills a vtkRenderer it does not own; whoever owns the render window draws it.
+// It fills a vtkRenderer it does not own; whoever owns the render window draws it. Surfaces are
+// either built here, synchronously (setBrain, setLabels), or built elsewhere, e.g. on a worker
+// thread, and handed in finished (setBrainSurface, addLabelSurface).
 #include <map>
 #include <vector>
 
 #include <vtkSmartPointer.h>
 
 #include "app/render/LabelPalette.h"
+#include "app/render/LabelSurfaces.h"
 #include "app/render/SurfaceExtraction.h"
 #include "core/io/Volume.h"
 
 class vtkActor;
+class vtkPolyData;
 class vtkRenderer;
 class vtkVolume;
 
@@ -31,14 +35,24 @@ class LabelScene {
 
   // The brain context surface from the non-zero voxels of `channel`; an empty image clears it.
   void setBrain(const ImageVolume& image, int channel = 0);
+  // A brain surface from extractBrainSurface; nullptr clears it.
+  void setBrainSurface(vtkPolyData* surface, const Geometry& geometry);
   void setBrainOpacity(double opacity);
   // One surface per label present in `labels` (only those in `only` when it is not empty), in the
-  // look `table` gives each label until setLabelStyle changes it. An empty volume clears them.
-  void setLabels(const LabelVolume& labels, const std::vector<int>& only = {}, const LabelTable& table = {});
+  // look `table` gives each label until setLabelStyle changes it, within options' triangle budget.
+  // An empty volume clears them.
+  void setLabels(const LabelVolume& labels, const std::vector<int>& only = {}, const LabelTable& table = {},
+                 const SurfaceOptions& options = {});
+  // A finished label surface (LabelSurfaces.h), replacing that label's; clearLabelSurfaces removes all.
+  void addLabelSurface(int label, vtkPolyData* surface, const Geometry& geometry, const LabelLook& look);
+  void clearLabelSurfaces();
   // `overlayOpacity` as in the slice overlay; the surface uses surfaceOpacity() of it.
   void setLabelStyle(int label, Rgb colour, double overlayOpacity, bool visible);
   // Volume rendering of one channel, transparent below `range.lower`, brightest at `range.upper`.
   void setVolume(const ImageVolume& image, int channel, IntensityRange range);
+  // Only the transfer functions: no new copy of the voxels (window/level drags call it often).
+  void setVolumeRange(IntensityRange range);
+  bool hasVolume() const { return volume_ != nullptr; }
   void clearVolume();
 
   std::vector<int> surfaceLabels() const;

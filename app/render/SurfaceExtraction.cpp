@@ -4,18 +4,14 @@
 #include <array>
 #include <cmath>
 
-#include <vtkDiscreteFlyingEdges3D.h>
-#include <vtkFlyingEdges3D.h>
 #include <vtkFloatArray.h>
 #include <vtkImageData.h>
-#include <vtkImageResample.h>
 #include <vtkMatrix4x4.h>
-#include <vtkNew.h>
 #include <vtkPointData.h>
 #include <vtkPolyData.h>
-#include <vtkPolyDataNormals.h>
 #include <vtkUnsignedCharArray.h>
-#include <vtkWindowedSincPolyDataFilter.h>
+
+#include "app/render/SurfacePipeline.h"
 
 namespace medseg::render {
 namespace {
@@ -35,20 +31,6 @@ vtkSmartPointer<vtkImageData> imageFrom(const Volume<T>& volume, const T* values
   return image;
 }
 
-vtkSmartPointer<vtkPolyData> smoothSurface(vtkAlgorithmOutput* surface) {
-  vtkNew<vtkWindowedSincPolyDataFilter> smoother;
-  smoother->SetInputConnection(surface);
-  smoother->SetNumberOfIterations(15);
-  smoother->SetPassBand(0.05);
-  smoother->NormalizeCoordinatesOn();
-  smoother->BoundarySmoothingOff();
-  smoother->NonManifoldSmoothingOn();
-  vtkNew<vtkPolyDataNormals> normals;
-  normals->SetInputConnection(smoother->GetOutputPort());
-  normals->SetFeatureAngle(60);
-  normals->Update();
-  return normals->GetOutput();
-}
 }  // namespace
 
 vtkSmartPointer<vtkImageData> toVtkImage(const ImageVolume& image, int channel) {
@@ -77,25 +59,32 @@ std::vector<int> labelsPresent(const LabelVolume& labels) {
   return result;
 }
 
-vtkSmartPointer<vtkPolyData> extractLabelSurface(vtkImageData* labels, int label) {
-  vtkNew<vtkDiscreteFlyingEdges3D> contour;
-  contour->SetInputData(labels);
-  contour->SetValue(0, label);
-  contour->ComputeScalarsOff();
-  return smoothSurface(contour->GetOutputPort());
+LabelCrop brainOutline(const ImageVolume& image, int channel) {
+  // The outline is context, so it is made at half resolution straight from the image: each sample
+  // counts the non-zero voxels of a 2x2x2 block (one read of the channel, no full-size mask), and
+  // the surface is the block majority. One sample of padding all round closes it at the border.
+  LabelCrop outline;
+  outline.step = 2.0;
+  for (int axis = 0; axis < 3; ++axis) {
+    outline.size[axis] = (image.size[axis] + 1) / 2 + 2;
+    outline.origin[axis] = 0.5 - outline.step;  // sample 1 stands for the centre of voxels 0 and 1
+  }
+  outline.values.assign(static_cast<size_t>(outline.samples()), 0);
+  outline.isoValue = 3.5;
+  const float* values = image.channel(channel);
+  for (int64_t z = 0; z < image.size[2]; ++z)
+    for (int64_t y = 0; y < image.size[1]; ++y) {
+      const float* row = values + (z * image.size[1] + y) * image.size[0];
+      uint8_t* target =
+          &outline.values[static_cast<size_t>(((z / 2 + 1) * outline.size[1] + y / 2 + 1) * outline.size[0] + 1)];
+      for (int64_t x = 0; x < image.size[0]; ++x) target[x / 2] += row[x] != 0.0f ? 1 : 0;
+    }
+  return outline;
 }
 
-vtkSmartPointer<vtkPolyData> extractBrainSurface(const ImageVolume& image, int channel) {
-  LabelVolume mask(image.size, 1, image.geometry);
-  const float* values = image.channel(channel);
-  for (int64_t i = 0; i < image.voxelsPerChannel(); ++i) mask.data[i] = values[i] != 0.0f ? 1 : 0;
-  vtkNew<vtkImageResample> shrink;
-  shrink->SetInputData(toVtkImage(mask));
-  for (int axis = 0; axis < 3; ++axis) shrink->SetAxisMagnificationFactor(axis, 0.5);
-  vtkNew<vtkFlyingEdges3D> contour;
-  contour->SetInputConnection(shrink->GetOutputPort());
-  contour->SetValue(0, 0.5);
-  return smoothSurface(contour->GetOutputPort());
+vtkSmartPointer<vtkPolyData> extractBrainSurface(LabelCrop& outline, const Geometry& geometry, const Cancellation& cancel) {
+  vtkSmartPointer<vtkPolyData> surface = contourCrop(outline, geometry, cancel);
+  return smoothWithNormals(surface, 15, cancel);
 }
 
 IntensityRange autoIntensityRange(const ImageVolume& image, int channel) {

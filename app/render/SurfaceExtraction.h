@@ -1,11 +1,13 @@
 #pragma once
-// From voxels to VTK geometry: label surfaces (discrete flying edges + windowed-sinc smoothing),
-// the brain outline for context, and the placement of voxel data in world (LPS, mm) space.
+// From voxels to VTK geometry: the brain outline for context (label surfaces: LabelSurfaces.h), VTK
+// images of our volumes, and the placement of voxel data in world (LPS, mm) space.
 // Points are in index * spacing; indexToWorldMatrix adds the image's direction and origin.
 #include <vector>
 
 #include <vtkSmartPointer.h>
 
+#include "app/render/Cancellation.h"
+#include "app/render/LabelCrop.h"
 #include "core/io/Volume.h"
 
 class vtkImageData;
@@ -24,10 +26,12 @@ vtkSmartPointer<vtkMatrix4x4> indexToWorldMatrix(const Geometry& geometry);
 // Non-zero labels present in the volume, ascending.
 std::vector<int> labelsPresent(const LabelVolume& labels);
 
-// The smoothed surface (with normals) of one label; empty poly data when the label is absent.
-vtkSmartPointer<vtkPolyData> extractLabelSurface(vtkImageData* labels, int label);
-// The outline of the non-zero voxels of one channel, at half resolution (context only).
-vtkSmartPointer<vtkPolyData> extractBrainSurface(const ImageVolume& image, int channel = 0);
+// The non-zero voxels of one channel at half resolution: a single quick pass over the image (to be
+// done where the image lives), leaving a grid an eighth the size for extractBrainSurface.
+LabelCrop brainOutline(const ImageVolume& image, int channel = 0);
+// The smoothed outline surface (context only); can run on a worker thread.
+vtkSmartPointer<vtkPolyData> extractBrainSurface(LabelCrop& outline, const Geometry& geometry,
+                                                 const Cancellation& cancel = neverCancelled());
 
 struct IntensityRange {
   double lower = 0.0;

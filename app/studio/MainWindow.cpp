@@ -21,11 +21,14 @@
 #include "app/studio/ClusterPanel.h"
 #include "app/studio/InferencePanel.h"
 #include "app/studio/LabelPanel.h"
+#include "app/studio/MemoryCheck.h"
+#include "app/studio/ServeEventsWhile.h"
 #include "app/studio/SliceView.h"
 #include "app/studio/SurfaceView.h"
 #include "app/studio/TrainingPanel.h"
 #include "app/studio/ViewerDocument.h"
 #include "core/io/ImageIO.h"
+#include "core/io/LabelTable.h"
 
 namespace medseg::studio {
 namespace {
@@ -155,6 +158,17 @@ void MainWindow::buildToolBar() {
   bar->addWidget(new QLabel(tr(" Window "), bar));
   bar->addWidget(presets);
   connect(presets, &QComboBox::textActivated, document_, &ViewerDocument::applyWindowPreset);
+  // Radiological (patient right on the screen's left) by default, as clinical viewers; kept between sessions.
+  QAction* neurological = bar->addAction(tr("Neurological (R on the right)"));
+  neurological->setObjectName("neurologicalConvention");
+  neurological->setCheckable(true);
+  auto applyConvention = [this](bool on) {
+    document_->setConvention(on ? DisplayConvention::Neurological : DisplayConvention::Radiological);
+    QSettings("MedSeg", "studio").setValue("display/neurological", on);
+  };
+  neurological->setChecked(QSettings("MedSeg", "studio").value("display/neurological", false).toBool());
+  applyConvention(neurological->isChecked());
+  connect(neurological, &QAction::toggled, this, applyConvention);
   QAction* volume = bar->addAction(tr("Volume rendering"));
   volume->setCheckable(true);
   connect(volume, &QAction::toggled, surfaceView_, &SurfaceView::setVolumeRendering);
@@ -163,7 +177,9 @@ void MainWindow::buildToolBar() {
 
 bool MainWindow::openImage(const QString& path, QString* error) {
   try {
-    document_->openImage(path);
+    requireMemoryToOpenImage(path.toStdString());
+    ImageVolume image = serveEventsWhile([&] { return readImage(path.toStdString()); });
+    document_->setImage(std::move(image), path);
     rememberRecent(path);
     return true;
   } catch (const std::exception& e) {
@@ -175,7 +191,12 @@ bool MainWindow::openImage(const QString& path, QString* error) {
 
 bool MainWindow::openLabels(const QString& path, QString* error) {
   try {
-    document_->openLabels(path);
+    requireMemoryToOpenMask(path.toStdString(), surfaceView_->surfaceOptions());
+    const std::filesystem::path file = path.toStdString();
+    auto [labels, table] = serveEventsWhile([&] {
+      return std::make_pair(readLabels(file), findLabelTableFor(file).value_or(LabelTable{}));
+    });
+    document_->setLabels(std::move(labels), path, table);
     return true;
   } catch (const std::exception& e) {
     const QString message = tr("Cannot open mask %1:\n%2").arg(path, QString::fromUtf8(e.what()));

@@ -20,10 +20,23 @@ void settle(int milliseconds) {
     QThread::msleep(10);
   }
 }
+
+// The 3-D view builds its surfaces on a worker thread: a picture for a report waits for them
+// (the event loop keeps running meanwhile), up to a bound that no sane mask comes near.
+void waitForSurfaces(const SurfaceView& view) {
+  constexpr int kLongestBuildMs = 300000;
+  QElapsedTimer timer;
+  timer.start();
+  while (view.surfacesBuilding() && timer.elapsed() < kLongestBuildMs) {
+    QApplication::processEvents(QEventLoop::AllEvents, 50);
+    QThread::msleep(10);
+  }
+}
 }  // namespace
 
 QImage grabView(MainWindow& window, const QString& view) {
   if (!window.isVisible()) window.show();
+  waitForSurfaces(*window.surfaceView());
   settle(400);
   window.surfaceView()->update();
   settle(200);

@@ -7,6 +7,11 @@
 #include <cmath>
 
 namespace medseg::studio {
+namespace {
+// Below this tilt the nearest-axis planes are the patient planes for any practical purpose
+// (a 1 degree tilt moves a 200 mm field by 3.5 mm at its edge); above it the view says so.
+constexpr double kObliqueNoteDegrees = 1.0;
+}  // namespace
 
 SliceView::SliceView(ViewerDocument& document, Axis axis, QWidget* parent)
     : QWidget(parent), document_(document), axis_(axis) {
@@ -30,13 +35,19 @@ QString SliceView::title() const {
   return {};
 }
 
-std::array<int, 2> SliceView::planeAxes() const {
-  switch (axis_) {
-    case Axis::Axial: return {0, 1};
-    case Axis::Coronal: return {0, 2};
-    case Axis::Sagittal: return {1, 2};
-  }
-  return {0, 1};
+QString SliceView::edgeLetters() const {
+  const SlicePlaneLayout l = layout();
+  return QString("%1%2%3%4").arg(QChar(l.left), QChar(l.right), QChar(l.top), QChar(l.bottom));
+}
+
+std::array<int64_t, 3> SliceView::cursorOnScreen() const {
+  const SlicePlaneLayout l = layout();
+  const Size3& size = document_.image().size;
+  const auto cursor = document_.cursor();
+  const int64_t slice = cursor[l.sliceAxis];
+  return {SlicePlaneLayout::toIndex(cursor[l.columnAxis], size[l.columnAxis], l.columnReversed),
+          SlicePlaneLayout::toIndex(cursor[l.rowAxis], size[l.rowAxis], l.rowReversed),
+          l.sliceRasSign > 0 ? slice + 1 : size[l.sliceAxis] - slice};
 }
 
 void SliceView::setZoom(double zoom) {
@@ -47,22 +58,20 @@ void SliceView::setZoom(double zoom) {
 QImage SliceView::renderSlice() const {
   if (!document_.hasImage()) return {};
   const ImageVolume& image = document_.image();
-  const auto [colAxis, rowAxis] = planeAxes();
-  const int cols = static_cast<int>(image.size[colAxis]);
-  const int rows = static_cast<int>(image.size[rowAxis]);
-  const bool flipRows = axis_ != Axis::Axial;  // superior at the top in coronal and sagittal views
+  const SlicePlaneLayout l = layout();
+  const int cols = static_cast<int>(image.size[l.columnAxis]);
+  const int rows = static_cast<int>(image.size[l.rowAxis]);
   const WindowLevel wl = document_.windowLevel();
-  const auto cursor = document_.cursor();
   const auto& styles = document_.labelStyles();
   const bool showLabels = document_.hasLabels();
 
   QImage slice(cols, rows, QImage::Format_RGB32);
-  std::array<int64_t, 3> voxel = cursor;
+  std::array<int64_t, 3> voxel = document_.cursor();
   for (int row = 0; row < rows; ++row) {
     auto* line = reinterpret_cast<QRgb*>(slice.scanLine(row));
-    voxel[rowAxis] = flipRows ? rows - 1 - row : row;
+    voxel[l.rowAxis] = SlicePlaneLayout::toIndex(row, rows, l.rowReversed);
     for (int col = 0; col < cols; ++col) {
-      voxel[colAxis] = col;
+      voxel[l.columnAxis] = SlicePlaneLayout::toIndex(col, cols, l.columnReversed);
       const float value = image.at(voxel[0], voxel[1], voxel[2], document_.channel());
       const double t = std::isfinite(value) ? (value - wl.lower()) / wl.window : 0.0;
       double r, g, b;
@@ -87,9 +96,9 @@ QImage SliceView::renderSlice() const {
 
 QRectF SliceView::imageRect() const {
   const ImageVolume& image = document_.image();
-  const auto [colAxis, rowAxis] = planeAxes();
-  const double widthMm = image.size[colAxis] * image.geometry.spacing[colAxis];
-  const double heightMm = image.size[rowAxis] * image.geometry.spacing[rowAxis];
+  const SlicePlaneLayout l = layout();
+  const double widthMm = image.size[l.columnAxis] * image.geometry.spacing[l.columnAxis];
+  const double heightMm = image.size[l.rowAxis] * image.geometry.spacing[l.rowAxis];
   const double scale = std::min(width() / widthMm, height() / heightMm) * zoom_;
   const QSizeF drawn(widthMm * scale, heightMm * scale);
   const QPointF topLeft((width() - drawn.width()) / 2 + pan_.x(), (height() - drawn.height()) / 2 + pan_.y());
@@ -101,24 +110,29 @@ std::optional<std::array<int64_t, 3>> SliceView::voxelAt(const QPointF& point) c
   const QRectF rect = imageRect();
   if (!rect.contains(point)) return std::nullopt;
   const ImageVolume& image = document_.image();
-  const auto [colAxis, rowAxis] = planeAxes();
-  const int64_t cols = image.size[colAxis], rows = image.size[rowAxis];
+  const SlicePlaneLayout l = layout();
+  const int64_t cols = image.size[l.columnAxis], rows = image.size[l.rowAxis];
   int64_t col = static_cast<int64_t>((point.x() - rect.left()) / rect.width() * cols);
   int64_t row = static_cast<int64_t>((point.y() - rect.top()) / rect.height() * rows);
   col = std::clamp<int64_t>(col, 0, cols - 1);
   row = std::clamp<int64_t>(row, 0, rows - 1);
   auto voxel = document_.cursor();
-  voxel[colAxis] = col;
-  voxel[rowAxis] = axis_ != Axis::Axial ? rows - 1 - row : row;
+  voxel[l.columnAxis] = SlicePlaneLayout::toIndex(col, cols, l.columnReversed);
+  voxel[l.rowAxis] = SlicePlaneLayout::toIndex(row, rows, l.rowReversed);
   return voxel;
 }
 
 QString SliceView::readout(const std::array<int64_t, 3>& v) const {
-  const auto world = document_.image().geometry.indexToWorld(
+  // Both world conventions: RAS is what NIfTI, Slicer and atlases quote, LPS what DICOM and ITK use.
+  const auto lps = document_.image().geometry.indexToWorld(
       {static_cast<double>(v[0]), static_cast<double>(v[1]), static_cast<double>(v[2])});
-  QString text = QString("voxel (%1, %2, %3)  world (%4, %5, %6) mm  value %7")
+  const auto ras = lpsToRas(lps);
+  auto triple = [](const std::array<double, 3>& p) {
+    return QString("%1, %2, %3").arg(p[0], 0, 'f', 1).arg(p[1], 0, 'f', 1).arg(p[2], 0, 'f', 1);
+  };
+  QString text = QString("voxel (%1, %2, %3)  RAS (%4) mm  LPS (%5) mm  value %6")
                      .arg(v[0]).arg(v[1]).arg(v[2])
-                     .arg(world[0], 0, 'f', 1).arg(world[1], 0, 'f', 1).arg(world[2], 0, 'f', 1)
+                     .arg(triple(ras), triple(lps))
                      .arg(document_.voxelValue(v), 0, 'g', 5);
   const int label = document_.labelAt(v);
   if (document_.hasLabels()) {
@@ -127,6 +141,23 @@ QString SliceView::readout(const std::array<int64_t, 3>& v) const {
     if (label != 0 && it != document_.labelStyles().end()) text += " (" + it->second.name + ")";
   }
   return text;
+}
+
+void SliceView::drawOrientationLetters(QPainter& painter) const {
+  const SlicePlaneLayout l = layout();
+  QFont font = painter.font();
+  font.setBold(true);
+  font.setPointSizeF(font.pointSizeF() * 1.3);
+  painter.setFont(font);
+  painter.setPen(QColor(255, 220, 80));
+  const int margin = 4, box = 24;
+  const QRect r = rect();
+  painter.drawText(QRect(margin, r.center().y() - box / 2, box, box), Qt::AlignCenter, QString(QChar(l.left)));
+  painter.drawText(QRect(r.right() - margin - box, r.center().y() - box / 2, box, box), Qt::AlignCenter,
+                   QString(QChar(l.right)));
+  painter.drawText(QRect(r.center().x() - box / 2, margin, box, box), Qt::AlignCenter, QString(QChar(l.top)));
+  painter.drawText(QRect(r.center().x() - box / 2, r.bottom() - margin - box, box, box), Qt::AlignCenter,
+                   QString(QChar(l.bottom)));
 }
 
 void SliceView::paintEvent(QPaintEvent*) {
@@ -143,19 +174,24 @@ void SliceView::paintEvent(QPaintEvent*) {
 
   // Crosshair through the cursor, in the two in-plane axes.
   const ImageVolume& image = document_.image();
-  const auto [colAxis, rowAxis] = planeAxes();
-  const auto cursor = document_.cursor();
-  const double cx = target.left() + (cursor[colAxis] + 0.5) / image.size[colAxis] * target.width();
-  const int64_t row = axis_ != Axis::Axial ? image.size[rowAxis] - 1 - cursor[rowAxis] : cursor[rowAxis];
-  const double cy = target.top() + (row + 0.5) / image.size[rowAxis] * target.height();
+  const SlicePlaneLayout l = layout();
+  const auto [cursorColumn, cursorRow, sliceNumber] = cursorOnScreen();
+  const double cx = target.left() + (cursorColumn + 0.5) / image.size[l.columnAxis] * target.width();
+  const double cy = target.top() + (cursorRow + 0.5) / image.size[l.rowAxis] * target.height();
   painter.setPen(QPen(QColor(0, 180, 255, 160), 1));
   painter.drawLine(QPointF(cx, target.top()), QPointF(cx, target.bottom()));
   painter.drawLine(QPointF(target.left(), cy), QPointF(target.right(), cy));
 
+  painter.save();
+  drawOrientationLetters(painter);
+  painter.restore();
   painter.setPen(Qt::white);
-  const int sliceAxis = static_cast<int>(axis_);
   painter.drawText(QRect(6, 4, width() - 12, 20), Qt::AlignLeft,
-                   QString("%1  %2/%3").arg(title()).arg(cursor[sliceAxis] + 1).arg(image.size[sliceAxis]));
+                   QString("%1  %2/%3").arg(title()).arg(sliceNumber).arg(image.size[l.sliceAxis]));
+  const double oblique = document_.patientAxes().obliqueDegrees;
+  if (oblique > kObliqueNoteDegrees)
+    painter.drawText(QRect(6, 4, width() - 12, 20), Qt::AlignRight,
+                     tr("oblique %1°: nearest planes").arg(oblique, 0, 'f', 0));
   const WindowLevel wl = document_.windowLevel();
   painter.drawText(QRect(6, height() - 22, width() - 12, 20), Qt::AlignLeft,
                    QString("W %1  L %2").arg(wl.window, 0, 'g', 4).arg(wl.level, 0, 'g', 4));

@@ -1,8 +1,10 @@
 #pragma once
-// One orthogonal slice of the document (axial, coronal or sagittal), drawn with QPainter: the
-// displayed channel through window/level, the label overlay blended per label style, and the
-// linked crosshair. Mouse: left sets the cursor, wheel moves the slice, right-drag changes
-// window/level, middle-drag pans, Ctrl+wheel zooms.
+// One anatomical slice of the document (axial, coronal or sagittal in patient space, whatever the
+// storage order: core/io/SlicePlane.h), drawn with QPainter: the displayed channel through
+// window/level, the label overlay blended per label style, the linked crosshair and the patient
+// letters on all four edges. Voxels are drawn from the image's own grid (flipped and permuted,
+// never resampled), so what is shown is what is saved. Mouse: left sets the cursor, wheel moves the
+// slice, right-drag changes window/level, middle-drag pans, Ctrl+wheel zooms.
 #include <QImage>
 #include <QPointF>
 #include <QWidget>
@@ -21,6 +23,8 @@ class SliceView : public QWidget {
   QString title() const;
   // The slice as drawn, without widget chrome: image + overlay at one pixel per voxel.
   QImage renderSlice() const;
+  // The letters at the left, right, top and bottom edges, e.g. "RLAP" for a radiological axial view.
+  QString edgeLetters() const;
   double zoom() const { return zoom_; }
   void setZoom(double zoom);
 
@@ -35,9 +39,11 @@ class SliceView : public QWidget {
   void mouseReleaseEvent(QMouseEvent* event) override;
 
  private:
-  // Slice plane dimensions in voxels and mm.
-  std::array<int, 2> planeAxes() const;  // index axes shown as (columns, rows)
-  QRectF imageRect() const;               // where the slice lands in widget coordinates
+  SlicePlaneLayout layout() const { return document_.planeLayout(axis_); }
+  QRectF imageRect() const;  // where the slice lands in widget coordinates
+  // The cursor's voxel in screen order: column, row and 1-based slice number counted toward R/A/S.
+  std::array<int64_t, 3> cursorOnScreen() const;
+  void drawOrientationLetters(QPainter& painter) const;
   std::optional<std::array<int64_t, 3>> voxelAt(const QPointF& widgetPoint) const;
   QString readout(const std::array<int64_t, 3>& voxel) const;
 

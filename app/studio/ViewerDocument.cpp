@@ -29,6 +29,7 @@ void ViewerDocument::setImage(ImageVolume image, const QString& name) {
   image_ = std::move(image);
   imagePath_ = name;
   channel_ = 0;
+  patientAxes_ = nearestPatientAxes(image_.geometry);
   cursor_ = {image_.size[0] / 2, image_.size[1] / 2, image_.size[2] / 2};
   if (hasLabels() && labels_.size != image_.size) clearLabels();
   applyWindowPreset("auto");
@@ -109,9 +110,20 @@ void ViewerDocument::setCursor(const std::array<int64_t, 3>& voxel) {
 }
 
 void ViewerDocument::moveSlice(Axis axis, int delta) {
+  const SlicePlaneLayout layout = planeLayout(axis);
   auto voxel = cursor_;
-  voxel[static_cast<int>(axis)] += delta;
+  voxel[layout.sliceAxis] += delta * layout.sliceRasSign;
   setCursor(voxel);
+}
+
+SlicePlaneLayout ViewerDocument::planeLayout(Axis axis) const {
+  return slicePlaneLayout(patientAxes_, axis, convention_);
+}
+
+void ViewerDocument::setConvention(DisplayConvention convention) {
+  if (convention == convention_) return;
+  convention_ = convention;
+  Q_EMIT displayChanged();
 }
 
 void ViewerDocument::setWindowLevel(const WindowLevel& wl) {

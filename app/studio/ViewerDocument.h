@@ -10,6 +10,8 @@
 #include <optional>
 
 #include "core/io/LabelTable.h"
+#include "core/io/PatientOrientation.h"
+#include "core/io/SlicePlane.h"
 #include "core/io/Volume.h"
 
 namespace medseg::studio {
@@ -27,7 +29,9 @@ struct WindowLevel {
   double lower() const { return level - window / 2.0; }
 };
 
-enum class Axis { Sagittal = 0, Coronal = 1, Axial = 2 };  // the index axis held fixed (x, y, z)
+// A slice view's anatomical plane. Which voxel axis it holds fixed depends on the image's direction
+// cosines (planeLayout), never on the storage order.
+using Axis = AnatomicalPlane;
 
 class ViewerDocument : public QObject {
   Q_OBJECT
@@ -61,7 +65,15 @@ class ViewerDocument : public QObject {
 
   std::array<int64_t, 3> cursor() const { return cursor_; }
   void setCursor(const std::array<int64_t, 3>& voxel);
+  // Moves the plane's slice by `delta` voxels toward R, A or S (the sense slice numbers count in).
   void moveSlice(Axis axis, int delta);
+
+  // Where each voxel axis points in the patient (from the image's direction cosines).
+  const AxisMapping& patientAxes() const { return patientAxes_; }
+  // How `axis`'s view lays the image's voxels on the screen, in the current convention.
+  SlicePlaneLayout planeLayout(Axis axis) const;
+  DisplayConvention convention() const { return convention_; }
+  void setConvention(DisplayConvention convention);
 
   WindowLevel windowLevel() const { return windowLevel_; }
   void setWindowLevel(const WindowLevel& wl);
@@ -88,6 +100,8 @@ class ViewerDocument : public QObject {
   QString labelsPath_;
   int channel_ = 0;
   std::array<int64_t, 3> cursor_{0, 0, 0};
+  AxisMapping patientAxes_;
+  DisplayConvention convention_ = DisplayConvention::Radiological;  // as clinical viewers
   WindowLevel windowLevel_;
   std::map<int, LabelStyle> labelStyles_;
 };

@@ -146,6 +146,8 @@ class StudioTest : public QObject {
     ImageVolume image = phantomImage();
     window.document().setImage(image, "phantom");
     window.document().setLabels(phantomLabels(image), "labels", bratsLabelTable());
+    // Surfaces are built on a worker thread and arrive through the event loop.
+    QTRY_VERIFY_WITH_TIMEOUT(!window.surfaceView()->surfacesBuilding(), 30000);
     QVERIFY(window.surfaceView()->surfaceCount() >= 2);
     QVERIFY(window.surfaceView()->triangleCount() > 100);
     window.resize(1000, 800);
