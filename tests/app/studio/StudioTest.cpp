@@ -260,13 +260,19 @@ class StudioTest : public QObject {
     MainWindow window;
     window.show();
     QVERIFY(window.openImage(dir.filePath("fine.nii.gz")));
+    // The file is read while the event loop runs, so the dialog comes after an unknown delay: look
+    // for it until it is there.
     QString dialogText;
-    QTimer::singleShot(200, [&dialogText] {
+    QTimer closer;
+    closer.setInterval(100);
+    QObject::connect(&closer, &QTimer::timeout, [&dialogText, &closer] {
       if (auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget())) {
         dialogText = box->text();
         box->accept();
+        closer.stop();
       }
     });
+    closer.start();
     QVERIFY(!window.openImage(dir.filePath("nan_case.nii.gz")));  // no error out-parameter: the dialog
     QVERIFY2(dialogText.contains("4000 non-finite voxels (4000 NaN, 0 Inf)"), qPrintable(dialogText));
     QVERIFY(dialogText.contains("--allow-non-finite"));
