@@ -1,5 +1,7 @@
 #include "app/studio/MemoryCheck.h"
 
+#include <optional>
+
 #include <fstream>
 #include <sstream>
 
@@ -43,26 +45,29 @@ void requireMemory(const std::string& what, uint64_t needed, std::optional<uint6
                         "more memory (opening it here would swap)");
 }
 
-void requireMemoryToOpenImage(const std::filesystem::path& path) {
-  ImageHeader header;
+namespace {
+// The header of `path`, or nothing when it cannot be read: then the read itself reports why.
+std::optional<ImageHeader> readableHeader(const std::filesystem::path& path) {
   try {
-    header = readImageHeader(path);
+    return readImageHeader(path);
   } catch (const ImageIOError&) {
-    return;
+    return std::nullopt;
   }
-  requireMemory("Opening this image (" + describeSize(header.size, header.channels) + " voxels)",
-                bytesToOpenImage(header), availableMemoryBytes());
+}
+}  // namespace
+
+void requireMemoryToOpenImage(const std::filesystem::path& path) {
+  const auto header = readableHeader(path);
+  if (!header) return;
+  requireMemory("Opening this image (" + describeSize(header->size, header->channels) + " voxels)",
+                bytesToOpenImage(*header), availableMemoryBytes());
 }
 
 void requireMemoryToOpenMask(const std::filesystem::path& path, const render::SurfaceOptions& surfaces) {
-  ImageHeader header;
-  try {
-    header = readImageHeader(path);
-  } catch (const ImageIOError&) {
-    return;
-  }
-  requireMemory("Opening this mask (" + describeSize(header.size, header.channels) + " voxels) with its 3-D surfaces",
-                bytesToOpenMask(header, surfaces), availableMemoryBytes());
+  const auto header = readableHeader(path);
+  if (!header) return;
+  requireMemory("Opening this mask (" + describeSize(header->size, header->channels) + " voxels) with its 3-D surfaces",
+                bytesToOpenMask(*header, surfaces), availableMemoryBytes());
 }
 
 }  // namespace medseg::studio

@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <ATen/CPUGeneratorImpl.h>
-#include <sys/wait.h>
 
 #include <cmath>
 #include <cstdio>
@@ -141,23 +140,6 @@ TEST(TorchScriptExport, RefusesItsOwnCheckpointAsOutputAndForeignFiles) {
 // Debian's python3 with python3-torch; the first python3 on PATH may be another installation.
 std::string debianPython() { return fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3"; }
 
-struct ProcessOutput {
-  int exitCode = -1;
-  std::string text;
-};
-
-ProcessOutput runShell(const std::string& command) {
-  ProcessOutput out;
-  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  if (!pipe) return out;
-  char buffer[4096];
-  size_t n;
-  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) out.text.append(buffer, n);
-  const int status = ::pclose(pipe);
-  out.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return out;
-}
-
 void writeRaw(const fs::path& file, const torch::Tensor& tensor) {
   const auto contiguous = tensor.contiguous();
   writeFileAtomically(file, std::string(static_cast<const char*>(contiguous.data_ptr()),
@@ -186,8 +168,8 @@ print("classes", ",".join(json.loads(extra["medseg_description.json"])["class_na
 
 TEST(TorchScriptExport, PythonTorchJitLoadGivesTheSameLogits) {
   const std::string python = debianPython();
-  const auto probe = runShell(python + " -c 'import torch'");
-  if (probe.exitCode != 0) GTEST_SKIP() << python << " cannot import torch (install python3-torch): " << probe.text;
+  const auto probe = test::runProgram({python, "-c", "import torch"});
+  if (probe.exitCode != 0) GTEST_SKIP() << python << " cannot import torch (install python3-torch): " << probe.output;
 
   test::ScratchDir dir("torchscript-export-python");
   const auto description = test::tinyRegionsDescription();
@@ -210,11 +192,11 @@ TEST(TorchScriptExport, PythonTorchJitLoadGivesTheSameLogits) {
   writeRaw(dir / "script.f32", fromScript);
   writeFileAtomically(dir / "check.py", kPythonCheck);
 
-  const auto run = runShell(python + " " + (dir / "check.py").string() + " " + (dir / "model.pt").string() + " " +
-                            (dir / "input.f32").string() + " 1,2,16,16,16 " + (dir / "network.f32").string() + " " +
-                            (dir / "script.f32").string());
-  ASSERT_EQ(run.exitCode, 0) << run.text;
-  std::istringstream lines(run.text);
+  const auto run = test::runProgram({python, (dir / "check.py").string(), (dir / "model.pt").string(),
+                                     (dir / "input.f32").string(), "1,2,16,16,16", (dir / "network.f32").string(),
+                                     (dir / "script.f32").string()});
+  ASSERT_EQ(run.exitCode, 0) << run.output;
+  std::istringstream lines(run.output);
   std::string key, value;
   std::vector<double> differences;
   std::string shape, classes;
@@ -223,11 +205,11 @@ TEST(TorchScriptExport, PythonTorchJitLoadGivesTheSameLogits) {
     if (key == "difference") differences.push_back(std::stod(value));
     if (key == "classes") classes = value;
   }
-  EXPECT_EQ(shape, "1,3,16,16,16") << run.text;
-  EXPECT_EQ(classes, "WT,TC,ET") << run.text;
-  ASSERT_EQ(differences.size(), 2u) << run.text;
-  EXPECT_LE(differences[0], 1e-5) << "Python vs the C++ network\n" << run.text;
-  EXPECT_LE(differences[1], 1e-5) << "Python vs the C++ TorchScript module\n" << run.text;
+  EXPECT_EQ(shape, "1,3,16,16,16") << run.output;
+  EXPECT_EQ(classes, "WT,TC,ET") << run.output;
+  ASSERT_EQ(differences.size(), 2u) << run.output;
+  EXPECT_LE(differences[0], 1e-5) << "Python vs the C++ network\n" << run.output;
+  EXPECT_LE(differences[1], 1e-5) << "Python vs the C++ TorchScript module\n" << run.output;
 }
 
 }  // namespace
