@@ -32,6 +32,7 @@ fi
 hint=()
 [ -d "$deps/include/nlohmann" ] && hint=(-DNLOHMANN_INCLUDE_HINT="$PWD/$deps/include")
 
+mkdir -p "$(dirname "$build")"  # build/ is ignored, so a fresh copy of the tree has none
 start=$(date +%s)
 if ! { cmake -S packaging/gpu-check -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release "${prefix[@]}" "${hint[@]}" &&
        cmake --build "$build"; } >"$build.log" 2>&1; then
