@@ -26,7 +26,8 @@ packages=(
   libinsighttoolkit5-dev                  # imaging I/O (NIfTI, NRRD, MetaImage, DICOM via GDCM)
   libtorch-dev                            # 3-D U-Net
   libdcmtk-dev                            # DICOM networking (dcmnet) and DICOM SEG (dcmseg)
-  orthanc dcmtk libgdcm-tools             # a real PACS for the PACS tests; DCMTK/GDCM tools build their DICOM series
+  libcurl4-openssl-dev                    # DICOMweb (QIDO-RS, WADO-RS, STOW-RS) over HTTP(S)
+  orthanc orthanc-dicomweb dcmtk libgdcm-tools   # a real PACS (and its DICOMweb plugin) for the PACS tests; DCMTK/GDCM tools build their DICOM series
   libopenblas0-openmp                     # LibTorch's BLAS (Debian's default libblas3 is the slow reference one)
   python3-torch python3-numpy             # side-by-side benchmark against PyTorch
   libopenmpi-dev openmpi-bin              # data and experiment parallelism

@@ -11,12 +11,13 @@
 //   - a folder of image files: each file is a case, except that nnU-Net raw files <id>_0000.nii.gz,
 //     <id>_0001.nii.gz, ... are grouped into one multi-channel case <id>;
 //   - any other folder: a DICOM series (--series UID chooses one when the folder holds several);
-//   - pacs://AET@host:port/UID: a study (its series matched to the model's modalities by their
-//     descriptions, core/pacs/SeriesModalityRule.h) or a series on a PACS, or pacs://AET@host:port
-//     with --series UID once per modality; retrieved (C-GET) into a scratch folder that is removed
-//     afterwards, the series brought onto the first one's grid.
+//   - pacs://AET@host:port/UID or dicomweb://host:port/ROOT/UID: a study (its series matched to the
+//     model's modalities by their descriptions, core/pacs/SeriesModalityRule.h, with the model
+//     description's series_patterns when it has them) or a series on a PACS, or the address without
+//     a UID and --series UID once per modality; retrieved (C-GET / WADO-RS) into a scratch folder
+//     that is removed afterwards, the series brought onto the first one's grid.
 // --format nifti|nrrd|seg: the mask as NIfTI (default), NRRD or a DICOM SEG over the source series
-// (a DICOM folder or pacs:// input), which `medseg pacs store` sends back.
+// (a DICOM folder, pacs:// or dicomweb:// input), which `medseg pacs store` sends back.
 // OUT: an image file name for a single input, else a folder receiving <case>.nii.gz per case.
 // --probabilities adds <name>_probabilities.nii.gz (4-D float, one channel per model output) beside
 // each label map. Every output is written atomically, the probabilities first, so a label map that
@@ -35,6 +36,7 @@
 #include "app/cli/PacsOptions.h"
 #include "core/infer/InferenceJob.h"
 #include "core/infer/InferenceOptions.h"
+#include "core/infer/Predictor.h"
 #include "core/io/ImageIO.h"
 #include "core/io/NonFiniteVoxels.h"
 #include "core/nn/ModelCheckpoint.h"
@@ -62,26 +64,28 @@ class ScratchFolder {
   std::filesystem::path path_;
 };
 
-// The model's input channels, from a MedSeg checkpoint's description or --modalities.
-std::vector<std::string> modelModalities(const InferenceOptions& o) {
-  if (!o.modalities.empty()) return o.modalities;
+// The model's input channels (its description, or --modalities) and the description's
+// series_patterns, for matching a study's series to the channels.
+void describeModelInputs(const InferenceOptions& o, PacsInputRequest& request) {
   try {
-    return readModelDescription(o.model).modalities;
+    const ModelDescription description = describeModel(o.model, o.modelOverrides());
+    request.modalities = description.modalities;
+    request.seriesPatterns = description.seriesPatterns;
   } catch (const InputError&) {
-    return {};  // TorchScript without --modalities: one channel
+    request.modalities = o.modalities;  // no usable description: the model's loading says why later
   }
 }
 
 int runInfer(InferenceOptions o, const std::vector<std::string>& series, const std::string& pacsConfig, CliContext& context) {
   o.validate();  // option mistakes before the model is loaded
   std::unique_ptr<ScratchFolder> scratch;
-  if (isPacsUri(o.input.string())) {
+  if (isPacsAddress(o.input.string())) {
     // Retrieve, read and stack the series; the job then reads one scratch image, so the mask equals
     // that of the same series exported to NIfTI, and a SEG refers to the first channel's series.
     scratch = std::make_unique<ScratchFolder>();
     PacsInputRequest request;
     request.uri = o.input.string();
-    request.modalities = modelModalities(o);
+    describeModelInputs(o, request);
     request.seriesUids = series;
     request.read = nonFiniteReadOptions(o.allowNonFinite, [&](const std::filesystem::path& file, const NonFiniteVoxels& found) {
       context.reporter().log(file.string() + ": replaced " + found.describe() + " by 0");
@@ -91,7 +95,8 @@ int runInfer(InferenceOptions o, const std::vector<std::string>& series, const s
     writeImage(pulled.image, o.input);
     o.dicomReference = pulled.referenceSeries;
   } else if (series.size() > 1) {
-    throw InputError("--series takes one UID for a DICOM folder (the series to read); several are for pacs:// inputs");
+    throw InputError("--series takes one UID for a DICOM folder (the series to read); several are for pacs:// and "
+                     "dicomweb:// inputs");
   } else if (series.size() == 1) {
     o.dicomSeries = series.front();
   }
@@ -123,14 +128,17 @@ void addInfer(CLI::App& parent, CliContext& context) {
   cmd->add_option("--model", *model, "best.pt / checkpoint.pt from `medseg train`, or a TorchScript .pt")
       ->required()->check(CLI::ExistingFile);
   cmd->add_option("--input", *input,
-                  "Image file, DICOM folder, data-set folder, folder of images, or pacs://AET@host:port/STUDY_OR_SERIES_UID")
+                  "Image file, DICOM folder, data-set folder, folder of images, pacs://AET@host:port/STUDY_OR_SERIES_UID or "
+                  "dicomweb://host:port/ROOT/STUDY_OR_SERIES_UID")
       ->required();
   auto format = std::make_shared<std::string>("nifti");
   auto series = std::make_shared<std::vector<std::string>>();
   auto pacsConfig = std::make_shared<std::string>();
   cmd->add_option("--format", *format, "Mask format: nifti (.nii.gz), nrrd or seg (DICOM SEG over the source DICOM series)")
       ->capture_default_str();
-  cmd->add_option("--series", *series, "pacs:// input: the series UID of each model channel, in the model's order (repeat); DICOM folder: the series to read");
+  cmd->add_option("--series", *series,
+                  "pacs:// / dicomweb:// input: the series UID of each model channel, in the model's order (repeat); "
+                  "DICOM folder: the series to read");
   addPacsConfigOption(*cmd, *pacsConfig);
   cmd->add_option("--out", *out, "Output label file (single input) or folder (<case>.nii.gz per case)")->required();
   cmd->add_option("--roi", o->roi, "Window size z,y,x (or one edge); default the model's patch size")->delimiter(',');

@@ -1,19 +1,18 @@
 // `medseg pacs find --server S [--patient ID] [--study UID] [--modality MR]`: studies and their
-// series (C-FIND, Study Root). Human mode prints one line per study and one indented line per
+// series (C-FIND, Study Root; QIDO-RS for a DICOMweb server). Human mode prints one line per study and one indented line per
 // series (UID, modality, instances, description); --json a "result" event (kind "pacs-find") with
 // "studies": [{study_uid, patient_id, patient_name, date, description, series: [...]}].
-// `medseg pacs echo --server S` checks the association (C-ECHO).
+// `medseg pacs echo --server S` checks the association (C-ECHO; a QIDO-RS query over DICOMweb).
 #include <iostream>
 
 #include "app/cli/CommandRegistry.h"
 #include "app/cli/PacsOptions.h"
-#include "core/pacs/PacsQuery.h"
 
 namespace medseg::cli {
 namespace {
 
 void addFind(CLI::App& parent, CliContext& context) {
-  auto* cmd = parent.add_subcommand("find", "List studies and their series on a PACS (C-FIND)");
+  auto* cmd = parent.add_subcommand("find", "List studies and their series on a PACS (C-FIND or QIDO-RS)");
   auto target = std::make_shared<PacsTarget>();
   auto filter = std::make_shared<PacsFilter>();
   addPacsTargetOptions(*cmd, *target);
@@ -22,13 +21,12 @@ void addFind(CLI::App& parent, CliContext& context) {
   cmd->add_option("--modality", filter->modality, "Series modality, e.g. MR");
   cmd->callback([=, &context] {
     context.action = [=, &context] {
-      const PacsConfig config = target->config();
-      const PacsPeer peer = parsePacsPeer(target->server, config);
-      const std::vector<PacsStudy> studies = findStudies(peer, config, *filter);
+      const auto pacs = target->client();
+      const std::vector<PacsStudy> studies = pacs->findStudies(*filter);
       if (context.json) {
         nlohmann::json list = nlohmann::json::array();
         for (const auto& s : studies) list.push_back(toJson(s));
-        context.reporter().emit({{"event", "result"}, {"kind", "pacs-find"}, {"server", peer.describe()}, {"studies", list}});
+        context.reporter().emit({{"event", "result"}, {"kind", "pacs-find"}, {"server", pacs->describe()}, {"studies", list}});
       } else {
         for (const auto& s : studies) {
           std::cout << "study " << s.studyUid << "  patient " << s.patientId << " (" << s.patientName << ")  " << s.date
@@ -38,7 +36,7 @@ void addFind(CLI::App& parent, CliContext& context) {
                       << (series.instances >= 0 ? std::to_string(series.instances) : std::string("?")) << " instance(s)  "
                       << series.description << '\n';
         }
-        std::cout << studies.size() << " stud" << (studies.size() == 1 ? "y" : "ies") << " on " << peer.describe() << std::endl;
+        std::cout << studies.size() << " stud" << (studies.size() == 1 ? "y" : "ies") << " on " << pacs->describe() << std::endl;
       }
       return kOk;
     };
@@ -46,18 +44,17 @@ void addFind(CLI::App& parent, CliContext& context) {
 }
 
 void addEcho(CLI::App& parent, CliContext& context) {
-  auto* cmd = parent.add_subcommand("echo", "Check that a PACS answers and accepts our AE title (C-ECHO)");
+  auto* cmd = parent.add_subcommand("echo", "Check that a PACS answers and accepts our AE title (C-ECHO; QIDO-RS over DICOMweb)");
   auto target = std::make_shared<PacsTarget>();
   addPacsTargetOptions(*cmd, *target);
   cmd->callback([=, &context] {
     context.action = [=, &context] {
-      const PacsConfig config = target->config();
-      const PacsPeer peer = parsePacsPeer(target->server, config);
-      echoPacs(peer, config);
+      const auto pacs = target->client();
+      const std::string how = pacs->echo();
       if (context.json)
-        context.reporter().emit({{"event", "result"}, {"kind", "pacs-echo"}, {"server", peer.describe()}});
+        context.reporter().emit({{"event", "result"}, {"kind", "pacs-echo"}, {"server", pacs->describe()}, {"checked", how}});
       else
-        std::cout << peer.describe() << " answers (C-ECHO as " << config.aeTitle << ")" << std::endl;
+        std::cout << pacs->describe() << " answers (" << how << ")" << std::endl;
       return kOk;
     };
   });

@@ -195,6 +195,18 @@ Predictor::Predictor(UNet3d network, ModelDescription description, torch::Device
       [network](const torch::Tensor& x) mutable { return network->forward(x); });
 }
 
+ModelDescription describeModel(const std::filesystem::path& model, const ModelOverrides& overrides) {
+  if (!std::filesystem::is_regular_file(model))
+    throw InputError("model file " + model.string() + " does not exist or is not a file");
+  if (!isZipFile(model))
+    throw InputError(model.string() + " is neither a MedSeg checkpoint nor a TorchScript model (not a PyTorch archive)");
+  if (hasMedsegFormatTag(model)) return readModelDescription(model);
+  int64_t sizeDivisor = 0, inChannels = 0;
+  ModelDescription description = torchScriptDescription(model, overrides, &sizeDivisor, &inChannels);
+  finishDescription(description);
+  return description;
+}
+
 Predictor Predictor::load(const std::filesystem::path& model, const ModelOverrides& overrides, const std::string& device) {
   if (!std::filesystem::is_regular_file(model))
     throw InputError("model file " + model.string() + " does not exist or is not a file");

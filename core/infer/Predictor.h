@@ -9,8 +9,8 @@
 //    takes [N, C, D, H, W] and returns logits [N, K, D, H, W] (or a tuple/list whose first entry is).
 //    Its description comes from a sidecar JSON next to it, "<model>.json" (model.pt.json) or
 //    "<stem>.json" (model.json), holding the ModelDescription fields (targets, class_names,
-//    region_labels, patch_size, modalities, preprocessing; optional network.depth or "size_divisor",
-//    default divisor 16), or from ModelOverrides (the CLI's --classes / --regions / --modalities).
+//    region_labels, patch_size, modalities, preprocessing, series_patterns; optional network.depth or
+//    "size_divisor", default divisor 16), or from ModelOverrides (the CLI's --classes / --regions / --modalities).
 //
 // Runs on the CUDA device when one is available (device "auto"), else on the CPU.
 #include <array>
@@ -65,6 +65,11 @@ struct Prediction {
 torch::Tensor decodeLabels(const torch::Tensor& probabilities, TargetMode mode,
                            const std::vector<std::vector<int>>& regionLabels);
 std::vector<std::vector<int>> bratsRegionLabels();  // {{1,2,3}, {2,3}, {3}}
+
+// The description of a model file without building its network or loading a TorchScript module: a
+// MedSeg checkpoint's own, or a TorchScript model's sidecar with `overrides` applied. InputError as
+// for Predictor::load.
+ModelDescription describeModel(const std::filesystem::path& model, const ModelOverrides& overrides = {});
 
 class Predictor {
  public:

@@ -7,6 +7,7 @@
 //   "medseg/kind"            string  "model" (best.pt, exports) or "training" (checkpoint.pt)
 //   "medseg/description"     string  ModelDescription as JSON: network, preprocessing, targets,
 //                                    class names, region labels, patch size, modalities
+//                                    (and series_patterns when set)
 //   "model"                  archive the UNet3d parameters and buffers (torch::nn::Module::save)
 // Training checkpoints add (core/train/TrainingCheckpoint.cpp):
 //   "train/optimizer"        archive optimizer state (torch::optim::Optimizer::save)
@@ -16,7 +17,9 @@
 // Readers check format and version first, so any other file fails with one clear InputError.
 #include "core/nn/ModelCheckpoint.h"
 
+#include <algorithm>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include "core/util/AtomicFile.h"
@@ -82,6 +85,43 @@ std::vector<int64_t> integerList(const nlohmann::json& list, const std::string& 
   return out;
 }
 
+std::string lowerCase(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+// "series_patterns": {"MODALITY": ["regex", ...], ...}; checked here so a typo in a sidecar is
+// reported when the model is read, not when a study happens to need the pattern.
+std::map<std::string, std::vector<std::string>> parseSeriesPatterns(const nlohmann::json& value,
+                                                                    const std::vector<std::string>& modalities) {
+  const std::string form = "model description field \"series_patterns\" must map modality names to lists of "
+                           "regular expressions, e.g. {\"T1gd\": [\"t1.*(gd|ce|post)\"]}";
+  if (!value.is_object()) throw InputError(form);
+  std::map<std::string, std::vector<std::string>> out;
+  for (const auto& [modality, list] : value.items()) {
+    if (!modalities.empty() &&
+        std::none_of(modalities.begin(), modalities.end(),
+                     [&](const std::string& m) { return lowerCase(m) == lowerCase(modality); })) {
+      std::string names;
+      for (const auto& m : modalities) names += (names.empty() ? "" : ", ") + m;
+      throw InputError("model description field \"series_patterns\" names '" + modality +
+                       "', which is not one of the model's modalities (" + names + ")");
+    }
+    if (!list.is_array() || list.empty()) throw InputError(form);
+    for (const auto& pattern : list) {
+      if (!pattern.is_string()) throw InputError(form);
+      try {
+        std::regex(pattern.get<std::string>(), std::regex::ECMAScript | std::regex::icase);
+      } catch (const std::regex_error& e) {
+        throw InputError("model description field \"series_patterns\": '" + pattern.get<std::string>() + "' (" + modality +
+                         ") is not a valid regular expression: " + e.what());
+      }
+      out[modality].push_back(pattern.get<std::string>());
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 const char* targetModeName(TargetMode mode) { return mode == TargetMode::Regions ? "regions" : "labels"; }
@@ -94,10 +134,12 @@ TargetMode parseTargetMode(const std::string& name) {
 }
 
 nlohmann::json ModelDescription::toJson() const {
-  return {{"network", network.toJson()},   {"preprocessing", preprocessing.toJson()},
-          {"targets", targetModeName(targets)}, {"class_names", classNames},
-          {"region_labels", regionLabels},  {"patch_size", patchSize},
-          {"modalities", modalities}};
+  nlohmann::json json = {{"network", network.toJson()},   {"preprocessing", preprocessing.toJson()},
+                         {"targets", targetModeName(targets)}, {"class_names", classNames},
+                         {"region_labels", regionLabels},  {"patch_size", patchSize},
+                         {"modalities", modalities}};
+  if (!seriesPatterns.empty()) json["series_patterns"] = seriesPatterns;
+  return json;
 }
 
 ModelDescription ModelDescription::fromJson(const nlohmann::json& json) {
@@ -122,6 +164,7 @@ ModelDescription ModelDescription::fromJson(const nlohmann::json& json) {
       d.regionLabels.push_back(std::move(labels));
     }
   }
+  if (json.contains("series_patterns")) d.seriesPatterns = parseSeriesPatterns(json.at("series_patterns"), d.modalities);
   if (d.patchSize.size() != 3) throw InputError("model description: patch_size needs 3 values (z, y, x)");
   if (!d.classNames.empty() && static_cast<int64_t>(d.classNames.size()) != d.network.outChannels)
     throw InputError("model description: " + std::to_string(d.classNames.size()) + " class names for " +

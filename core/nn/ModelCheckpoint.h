@@ -3,6 +3,7 @@
 // definition it was trained with, and its weights. Written by training (core/train/Checkpoint),
 // which adds optimizer, schedule and RNG state to the same file for --resume.
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,11 @@ struct ModelDescription {
   // Regions mode: the label values each output channel covers (BraTS: WT {1,2,3}, TC {2,3}, ET {3}),
   // so inference can turn region masks back into labels. Empty in labels mode.
   std::vector<std::vector<int>> regionLabels;
+  // Optional "series_patterns": per modality, case-insensitive regular expressions that pick its
+  // series from a study by SeriesDescription (core/pacs/SeriesModalityRule.h), e.g.
+  // {"T1gd": ["t1.*(gd|gad|ce|post|contrast)"]}. Keys must be modalities of the model (when it names
+  // them) and every pattern a valid ECMAScript regex (InputError otherwise). Written only when set.
+  std::map<std::string, std::vector<std::string>> seriesPatterns;
   nlohmann::json toJson() const;
   static ModelDescription fromJson(const nlohmann::json& json);
 };

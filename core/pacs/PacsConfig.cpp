@@ -38,10 +38,14 @@ PacsConfig parsePacsConfig(const std::string& jsonText, const std::string& sourc
     } else if (key == "dimse_timeout_seconds") {
       config.dimseTimeoutSeconds = positiveSeconds(value, key, source);
     } else if (key == "peers") {
-      if (!value.is_object()) throw InputError(source + ": peers must map names to \"AET@host:port\"");
+      if (!value.is_object())
+        throw InputError(source + ": peers must map names to \"AET@host:port\" or \"http(s)://host:port/ROOT\"");
       for (const auto& [name, address] : value.items()) {
-        if (!address.is_string()) throw InputError(source + ": peers." + name + " must be \"AET@host:port\"");
-        config.peers[name] = parsePacsPeer(address.get<std::string>(), PacsConfig{});
+        if (!address.is_string())
+          throw InputError(source + ": peers." + name + " must be \"AET@host:port\" or \"http(s)://host:port/ROOT\"");
+        const std::string text = address.get<std::string>();
+        if (isDicomWebServer(text)) config.dicomWebPeers[name] = parseDicomWebServer(text);
+        else config.peers[name] = parsePacsPeer(text, PacsConfig{});
       }
     } else {
       throw InputError(source + ": unknown key '" + key +

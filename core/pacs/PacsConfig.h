@@ -4,8 +4,11 @@
 //     "ae_title": "MEDSEG",                 our (calling) AE title, default MEDSEG
 //     "connect_timeout_seconds": 10,        TCP connect and association negotiation
 //     "dimse_timeout_seconds": 60,          longest wait for one DIMSE message (a stalled peer)
-//     "peers": { "orthanc": "ORTHANC@127.0.0.1:4242" }   names usable as --server NAME
+//     "peers": { "orthanc": "ORTHANC@127.0.0.1:4242",    names usable as --server NAME:
+//                "web": "http://127.0.0.1:8042/dicom-web" }   DICOM peers and DICOMweb roots
 //   }
+// Over DICOMweb (HTTP) the connect timeout bounds the TCP (and TLS) connect, and the DIMSE
+// timeout is the longest a transfer may stall without receiving a byte.
 // found at --pacs-config FILE, else $MEDSEG_PACS_CONFIG, else $XDG_CONFIG_HOME/medseg/pacs.json
 // (~/.config/medseg/pacs.json); without any file the defaults above apply. Unknown keys, wrong
 // types and bad AE titles are InputError (exit 3) naming the file and the key.
@@ -13,6 +16,7 @@
 #include <map>
 #include <string>
 
+#include "core/pacs/DicomWebServer.h"
 #include "core/pacs/PacsPeer.h"
 
 namespace medseg {
@@ -21,7 +25,8 @@ struct PacsConfig {
   std::string aeTitle = "MEDSEG";
   int connectTimeoutSeconds = 10;
   int dimseTimeoutSeconds = 60;
-  std::map<std::string, PacsPeer> peers;
+  std::map<std::string, PacsPeer> peers;                 // "AET@host:port" peers
+  std::map<std::string, DicomWebServer> dicomWebPeers;   // "http(s)://..." peers
   std::string source = "defaults";  // the file it came from, for messages
 };
 

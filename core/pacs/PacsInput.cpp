@@ -3,8 +3,7 @@
 #include <memory>
 
 #include "core/io/ResampleToGrid.h"
-#include "core/pacs/PacsPeer.h"
-#include "core/pacs/PacsRetrieve.h"
+#include "core/pacs/PacsClient.h"
 #include "core/pacs/SeriesModalityRule.h"
 #include "core/util/Interrupt.h"
 
@@ -18,7 +17,8 @@ std::string joined(const std::vector<std::string>& names) {
   return out;
 }
 
-std::vector<PacsSeries> chooseSeries(const PacsUri& uri, const PacsInputRequest& request, const PacsConfig& config) {
+std::vector<PacsSeries> chooseSeries(const PacsAddress& address, const PacsInputRequest& request) {
+  PacsClient& pacs = *address.client;
   const size_t wanted = std::max<size_t>(1, request.modalities.size());
   if (!request.seriesUids.empty()) {
     if (request.seriesUids.size() != wanted)
@@ -28,16 +28,16 @@ std::vector<PacsSeries> chooseSeries(const PacsUri& uri, const PacsInputRequest&
                        "; give one series UID per channel, in that order");
     std::vector<PacsSeries> chosen;
     for (const auto& uid : request.seriesUids) {
-      const auto found = findSeries(uri.peer, config, uid);
-      if (found.empty()) throw InputError(uri.peer.describe() + " has no series " + uid + " (see `medseg pacs find`)");
+      const auto found = pacs.findSeries(uid);
+      if (found.empty()) throw InputError(pacs.describe() + " has no series " + uid + " (see `medseg pacs find`)");
       chosen.push_back(found.front().series);
     }
     return chosen;
   }
-  if (uri.uid.empty())
+  if (address.uid.empty())
     throw InputError(request.uri + " names no study or series: add /STUDY_UID or /SERIES_UID, or give --series UID once per "
                      "channel (see `medseg pacs find`)");
-  const auto asSeries = findSeries(uri.peer, config, uri.uid);
+  const auto asSeries = pacs.findSeries(address.uid);
   if (!asSeries.empty()) {
     if (wanted != 1)
       throw InputError(request.uri + " names one series, but the model takes " + std::to_string(wanted) + " channels (" +
@@ -46,24 +46,24 @@ std::vector<PacsSeries> chooseSeries(const PacsUri& uri, const PacsInputRequest&
     return {asSeries.front().series};
   }
   PacsFilter filter;
-  filter.studyUid = uri.uid;
-  const auto studies = findStudies(uri.peer, config, filter);
-  if (studies.empty()) throw InputError(uri.peer.describe() + " has no study or series " + uri.uid + " (see `medseg pacs find`)");
+  filter.studyUid = address.uid;
+  const auto studies = pacs.findStudies(filter);
+  if (studies.empty()) throw InputError(pacs.describe() + " has no study or series " + address.uid + " (see `medseg pacs find`)");
   if (request.modalities.empty()) {
     if (studies.front().series.size() != 1)
-      throw InputError("study " + uri.uid + " has " + std::to_string(studies.front().series.size()) +
+      throw InputError("study " + address.uid + " has " + std::to_string(studies.front().series.size()) +
                        " series and the model names no modalities; give --series UID");
     return studies.front().series;
   }
-  return matchSeriesToModalities(studies.front(), request.modalities);
+  return matchSeriesToModalities(studies.front(), request.modalities, request.seriesPatterns);
 }
 }  // namespace
 
 PacsInput pullPacsInput(const PacsInputRequest& request, const PacsConfig& config, const fs::path& scratch, Reporter& reporter) {
-  const PacsUri uri = parsePacsUri(request.uri, config);
+  const PacsAddress address = openPacsAddress(request.uri, config);
   PacsInput input;
-  input.channels = chooseSeries(uri, request, config);
-  input.uid = uri.uid.empty() ? input.channels.front().seriesUid : uri.uid;
+  input.channels = chooseSeries(address, request);
+  input.uid = address.uid.empty() ? input.channels.front().seriesUid : address.uid;
   std::vector<ImageVolume> channels;
   for (size_t i = 0; i < input.channels.size(); ++i) {
     throwIfInterrupted("retrieve");
@@ -71,11 +71,11 @@ PacsInput pullPacsInput(const PacsInputRequest& request, const PacsConfig& confi
     const std::string name = request.modalities.size() > i ? request.modalities[i] : "image";
     reporter.log("retrieving " + name + " from series " + series.seriesUid + " ('" + series.description + "', " +
                  (series.instances >= 0 ? std::to_string(series.instances) : std::string("?")) + " instances) from " +
-                 uri.peer.describe());
+                 address.client->describe());
     const fs::path folder = scratch / ("channel-" + std::to_string(i + 1));
     std::unique_ptr<Progress> bar;
     int64_t shown = 0;
-    retrieveSeries(uri.peer, config, series.seriesUid, folder, [&](int64_t received, int64_t expected) {
+    address.client->retrieveSeries(series.seriesUid, folder, [&](int64_t received, int64_t expected) {
       if (!bar) bar = std::make_unique<Progress>(reporter, "retrieve " + name, expected > 0 ? expected : received);
       bar->advance(received - shown);
       shown = received;

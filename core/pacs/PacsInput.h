@@ -1,8 +1,9 @@
 #pragma once
-// A pacs:// input (PacsPeer.h) made into one multi-channel image: the series are found (C-FIND),
-// matched to the model's modalities (SeriesModalityRule.h, or `--series` UIDs one per modality),
-// retrieved (C-GET) into a scratch folder, read like any DICOM folder (missing slices refused),
-// brought onto the first series' grid and stacked in the model's channel order.
+// A pacs:// or dicomweb:// input (PacsClient.h) made into one multi-channel image: the series are
+// found (C-FIND / QIDO-RS), matched to the model's modalities (SeriesModalityRule.h: the model's
+// series_patterns or the built-in rule, or `--series` UIDs one per modality), retrieved (C-GET /
+// WADO-RS) into a scratch folder, read like any DICOM folder (missing slices refused), brought onto
+// the first series' grid and stacked in the model's channel order.
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -10,13 +11,15 @@
 #include "core/io/ImageIO.h"
 #include "core/pacs/PacsConfig.h"
 #include "core/pacs/PacsQuery.h"
+#include "core/pacs/SeriesModalityRule.h"
 #include "core/util/Progress.h"
 
 namespace medseg {
 
 struct PacsInputRequest {
-  std::string uri;                       // pacs://AET@host:port[/STUDY_OR_SERIES_UID]
+  std::string uri;                       // pacs://AET@host:port[/UID] or dicomweb://host:port/ROOT[/UID]
   std::vector<std::string> modalities;   // the model's input channels, in order (may be empty: one channel)
+  SeriesPatterns seriesPatterns;         // the model description's series_patterns (may be empty)
   std::vector<std::string> seriesUids;   // --series, one per modality; overrides the rule
   ReadOptions read;                      // NaN / Inf rule, memory budget
 };

@@ -8,7 +8,7 @@
 #include "core/pacs/PacsAssociation.h"
 #include "core/pacs/PacsError.h"
 #include "core/pacs/PacsQuery.h"
-#include "core/util/AtomicFile.h"
+#include "core/pacs/StagedSeriesFolder.h"
 #include "core/util/Interrupt.h"
 
 namespace medseg {
@@ -62,19 +62,12 @@ class SeriesReceiver : public DcmSCU {
   Uint16 completed_ = 0;
 };
 
-bool isEmptyOrMissing(const fs::path& folder) {
-  std::error_code ec;
-  if (!fs::exists(folder, ec)) return true;
-  return fs::is_directory(folder, ec) && fs::is_empty(folder, ec);
-}
 }  // namespace
 
 RetrieveResult retrieveSeries(const PacsPeer& peer, const PacsConfig& config, const std::string& seriesUid,
                               const fs::path& requested, const RetrieveProgress& progress) {
   const auto start = std::chrono::steady_clock::now();
-  const fs::path folder = requested.filename().empty() ? requested.parent_path() : requested;
-  if (!isEmptyOrMissing(folder))
-    throw InputError(folder.string() + " exists and is not empty; a series is retrieved into a new or empty folder");
+  StagedSeriesFolder staged(requested);  // refuses a non-empty target before anything is asked
   const std::vector<FoundSeries> found = findSeries(peer, config, seriesUid);
   if (found.empty()) throw InputError(peer.describe() + " has no series " + seriesUid + " (see `medseg pacs find`)");
   const PacsSeries& series = found.front().series;
@@ -91,12 +84,7 @@ RetrieveResult retrieveSeries(const PacsPeer& peer, const PacsConfig& config, co
   openAssociation(scu, peer, config, contexts);
   const auto context = acceptedContext(scu, peer, kGetModel, "C-GET");
 
-  fs::path staging = temporarySiblingPath(folder);
-  staging += ".staging";
-  std::error_code ignored;
-  if (!folder.parent_path().empty()) fs::create_directories(folder.parent_path());
-  fs::create_directory(staging);
-  scu.setStorageDir(staging.c_str());
+  scu.setStorageDir(staged.staging().c_str());
   try {
     DcmDataset query;
     query.putAndInsertString(DCM_QueryRetrieveLevel, "SERIES");
@@ -122,15 +110,13 @@ RetrieveResult retrieveSeries(const PacsPeer& peer, const PacsConfig& config, co
       throw PacsError("retrieve of series " + seriesUid + " from " + peer.describe() + " delivered " + counted +
                       "; nothing was kept");
     scu.releaseAssociation();
-    if (fs::exists(folder)) fs::remove(folder);  // empty, checked above
-    fs::rename(staging, folder);
+    staged.commit();
   } catch (...) {
     scu.abortAssociation();
-    fs::remove_all(staging, ignored);
-    throw;
+    throw;  // `staged` removes what arrived
   }
   RetrieveResult result;
-  result.folder = folder;
+  result.folder = staged.target();
   result.instances = scu.received();
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;

@@ -23,9 +23,37 @@ std::string joined(const std::vector<std::string>& names) {
   for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
   return out;
 }
+
+// The model's own patterns for `modality` (its name compared case-insensitively), or null.
+const std::vector<std::string>* patternsFor(const SeriesPatterns& patterns, const std::string& modality) {
+  for (const auto& [name, list] : patterns)
+    if (lower(name) == lower(modality)) return &list;
+  return nullptr;
+}
+
+bool matchesAnyPattern(const std::string& description, const std::string& modality, const std::vector<std::string>& list) {
+  for (const auto& pattern : list) {
+    std::regex compiled;
+    try {
+      compiled = std::regex(pattern, std::regex::ECMAScript | std::regex::icase);
+    } catch (const std::regex_error& e) {
+      throw InputError("the model's series_patterns for " + modality + ": '" + pattern +
+                       "' is not a valid regular expression (" + e.what() + ")");
+    }
+    if (std::regex_search(description, compiled)) return true;
+  }
+  return false;
+}
+
+std::string quotedPatterns(const std::vector<std::string>& list) {
+  std::string out;
+  for (const auto& p : list) out += (out.empty() ? "'" : ", '") + p + "'";
+  return out;
+}
 }  // namespace
 
-bool seriesMatchesModality(const std::string& description, const std::string& modality) {
+bool seriesMatchesModality(const std::string& description, const std::string& modality, const SeriesPatterns& patterns) {
+  if (const auto* own = patternsFor(patterns, modality)) return matchesAnyPattern(description, modality, *own);
   const std::string d = lower(description), m = lower(modality);
   const bool hasT1 = std::regex_search(d, std::regex(R"(t1)"));
   const bool hasContrast = std::regex_search(d, contrastWords());
@@ -36,7 +64,8 @@ bool seriesMatchesModality(const std::string& description, const std::string& mo
   return !m.empty() && d.find(m) != std::string::npos;
 }
 
-std::vector<PacsSeries> matchSeriesToModalities(const PacsStudy& study, const std::vector<std::string>& modalities) {
+std::vector<PacsSeries> matchSeriesToModalities(const PacsStudy& study, const std::vector<std::string>& modalities,
+                                                const SeriesPatterns& patterns) {
   std::string listing;
   for (const auto& s : study.series) listing += "\n  " + s.seriesUid + "  " + s.modality + "  '" + s.description + "'";
   const std::string help = "; study " + study.studyUid + " has the series:" + listing +
@@ -45,10 +74,13 @@ std::vector<PacsSeries> matchSeriesToModalities(const PacsStudy& study, const st
   for (const auto& modality : modalities) {
     std::vector<const PacsSeries*> matches;
     for (const auto& s : study.series)
-      if (seriesMatchesModality(s.description, modality)) matches.push_back(&s);
-    if (matches.empty()) throw InputError("no series description matches the model's modality " + modality + help);
+      if (seriesMatchesModality(s.description, modality, patterns)) matches.push_back(&s);
+    const auto* own = patternsFor(patterns, modality);
+    const std::string rule = own ? " (by the model's series_patterns " + quotedPatterns(*own) + ")" : std::string();
+    if (matches.empty()) throw InputError("no series description matches the model's modality " + modality + rule + help);
     if (matches.size() > 1)
-      throw InputError(std::to_string(matches.size()) + " series descriptions match the model's modality " + modality + help);
+      throw InputError(std::to_string(matches.size()) + " series descriptions match the model's modality " + modality + rule +
+                       help);
     chosen.push_back(*matches.front());
   }
   return chosen;

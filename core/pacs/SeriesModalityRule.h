@@ -1,7 +1,13 @@
 #pragma once
 // Which series of a study is which input channel of a model: the model description names its
-// modalities in order (FLAIR, T1w, T1gd, T2w for BraTS), and each name selects a SeriesDescription
-// pattern (case-insensitive):
+// modalities in order (FLAIR, T1w, T1gd, T2w for BraTS), and each name selects the series whose
+// SeriesDescription matches.
+//
+// A model description may carry its own patterns, "series_patterns" (core/nn/ModelCheckpoint.h):
+//   "series_patterns": {"FLAIR": ["flair"], "T1gd": ["t1.*(gd|gad|ce|post|contrast)"]}
+// case-insensitive ECMAScript regular expressions searched in the description (a series matches
+// when one of its modality's patterns is found in it); a modality named there (its name compared
+// case-insensitively) uses only its patterns. The others use the built-in rule (case-insensitive):
 //   FLAIR                      "flair"
 //   T1gd / T1ce / T1c / T1post "t1" with "gd", "gad", "ce", "c", "+c", "post" or "contrast"
 //   T1w / T1                   "t1" without those contrast words
@@ -9,6 +15,7 @@
 //   any other name             the name itself as a substring
 // Each modality must match exactly one series; otherwise the error lists the study's series and
 // asks for `--series UID` once per modality.
+#include <map>
 #include <string>
 #include <vector>
 
@@ -16,9 +23,15 @@
 
 namespace medseg {
 
-bool seriesMatchesModality(const std::string& seriesDescription, const std::string& modality);
+// Modality name -> SeriesDescription patterns, as the model description's "series_patterns".
+using SeriesPatterns = std::map<std::string, std::vector<std::string>>;
 
-// One series per modality, in the modalities' order. InputError as described above.
-std::vector<PacsSeries> matchSeriesToModalities(const PacsStudy& study, const std::vector<std::string>& modalities);
+bool seriesMatchesModality(const std::string& seriesDescription, const std::string& modality,
+                           const SeriesPatterns& patterns = {});
+
+// One series per modality, in the modalities' order. InputError as described above, and for a
+// pattern that is not a valid regular expression.
+std::vector<PacsSeries> matchSeriesToModalities(const PacsStudy& study, const std::vector<std::string>& modalities,
+                                                const SeriesPatterns& patterns = {});
 
 }  // namespace medseg

@@ -3,7 +3,9 @@
 // and HTTP) with its own scratch configuration and storage folder, stopped (SIGKILL of its process
 // group) by the destructor. It checks the called AE title (a wrong one is rejected), accepts C-ECHO,
 // C-FIND, C-GET and C-STORE from any calling AE, and answers its REST API on the HTTP port
-// (httpGet), which the tests use to look at what was stored.
+// (httpGet), which the tests use to look at what was stored. With OrthancOptions::dicomWeb it also
+// loads Debian's DICOMweb plugin (package orthanc-dicomweb) and serves QIDO-RS, WADO-RS and
+// STOW-RS under dicomWebRoot() (http://127.0.0.1:PORT/dicom-web).
 #include <chrono>
 #include <filesystem>
 #include <memory>
@@ -20,11 +22,29 @@ namespace medseg::test {
 inline const char* orthancBinary() { return "/usr/sbin/Orthanc"; }
 inline bool orthancAvailable() { return std::filesystem::exists(orthancBinary()); }
 
+// Debian's orthanc-dicomweb plugin, or "" when it is not installed.
+inline std::string orthancDicomWebPlugin() {
+  for (const char* path : {"/usr/share/orthanc/plugins/libOrthancDicomWeb.so", "/usr/lib/orthanc/libOrthancDicomWeb.so"})
+    if (std::filesystem::exists(path)) return path;
+  return {};
+}
+
+struct OrthancOptions {
+  std::string aeTitle = "ORTHANCTEST";
+  bool dicomWeb = false;  // load the DICOMweb plugin (orthancDicomWebPlugin() must exist)
+};
+
 class OrthancServer {
  public:
-  explicit OrthancServer(const std::filesystem::path& dir, std::string aeTitle = "ORTHANCTEST")
-      : dir_(dir), aeTitle_(std::move(aeTitle)), dicomPort_(freeLoopbackPort()), httpPort_(freeLoopbackPort()) {
+  explicit OrthancServer(const std::filesystem::path& dir, OrthancOptions options = {})
+      : dir_(dir), aeTitle_(std::move(options.aeTitle)), dicomPort_(freeLoopbackPort()), httpPort_(freeLoopbackPort()) {
     std::filesystem::create_directories(dir_ / "storage");
+    std::string plugins = "[]";
+    if (options.dicomWeb) {
+      const std::string plugin = orthancDicomWebPlugin();
+      if (plugin.empty()) throw std::runtime_error("Orthanc's DICOMweb plugin is not installed (Debian package orthanc-dicomweb)");
+      plugins = "[\"" + plugin + "\"],\n  \"DicomWeb\": {\"Enable\": true, \"Root\": \"/dicom-web/\"}";
+    }
     const std::string config =
         "{\n  \"Name\": \"medseg-test\",\n  \"StorageDirectory\": \"" + (dir_ / "storage").string() +
         "\",\n  \"IndexDirectory\": \"" + (dir_ / "storage").string() + "\",\n  \"DicomAet\": \"" + aeTitle_ +
@@ -32,7 +52,7 @@ class OrthancServer {
         ",\n  \"RemoteAccessAllowed\": false,\n  \"AuthenticationEnabled\": false,\n  \"DicomCheckCalledAet\": true,\n"
         "  \"DicomAlwaysAllowEcho\": true,\n  \"DicomAlwaysAllowStore\": true,\n  \"DicomAlwaysAllowFind\": true,\n"
         "  \"DicomAlwaysAllowGet\": true,\n  \"DicomAlwaysAllowMove\": true,\n  \"UnknownSopClassAccepted\": true,\n"
-        "  \"Plugins\": [],\n  \"StableAge\": 1,\n  \"SaveJobs\": false\n}\n";
+        "  \"Plugins\": " + plugins + ",\n  \"StableAge\": 1,\n  \"SaveJobs\": false\n}\n";
     writeFileAtomically(dir_ / "orthanc.json", config);
     log_ = std::make_unique<LogFile>(dir_ / "orthanc.log");
     process_ = std::make_unique<SpawnedProcess>(std::vector<std::string>{orthancBinary(), (dir_ / "orthanc.json").string()},
@@ -58,6 +78,8 @@ class OrthancServer {
   int httpPort() const { return httpPort_; }
   // "AET@127.0.0.1:port", the --server form.
   std::string server() const { return aeTitle_ + "@127.0.0.1:" + std::to_string(dicomPort_); }
+  // "http://127.0.0.1:port/dicom-web", the DICOMweb --server form (with OrthancOptions::dicomWeb).
+  std::string dicomWebRoot() const { return "http://127.0.0.1:" + std::to_string(httpPort_) + "/dicom-web"; }
   std::string get(const std::string& path) const { return httpGet(httpPort_, path); }
   std::string post(const std::string& path, const std::string& body) const { return httpRequest(httpPort_, "POST", path, body); }
   std::string log() const { return readTextFile(dir_ / "orthanc.log"); }

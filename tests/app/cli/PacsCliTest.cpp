@@ -2,7 +2,8 @@
 // the test on free localhost ports with its own config and storage (support/OrthancServer.h). The
 // suite uploads a generated 4-modality study (FLAIR JPEG lossless, T1w JPEG-LS, T1gd JPEG 2000, T2w
 // RLE; built with writeDicomSeries + dcmodify + dcmcjpeg/dcmcjpls/gdcmconv, sent with DCMTK's
-// storescu) and a one-series study with a slice taken out (deflate), then checks:
+// storescu; support/PacsTestStudy.h) and a one-series study with a slice taken out (deflate), then
+// checks:
 //   - pacs find lists the study and its four series; pacs get retrieves each slice as stored;
 //   - infer --input pacs://.../STUDY with a tiny model gives the mask of infer on the same series
 //     exported to NIfTI, --format seg writes a DICOM SEG that pacs store sends back, Orthanc's REST
@@ -14,7 +15,6 @@
 // Skipped, saying so, only when the orthanc binary is not installed.
 #include <gtest/gtest.h>
 
-#include <random>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -22,9 +22,7 @@
 #include "core/io/DicomSeg.h"
 #include "core/io/ImageIO.h"
 #include "support/CuttingProxy.h"
-#include "support/DicomTools.h"
-#include "support/OrthancServer.h"
-#include "support/TestSupport.h"
+#include "support/PacsTestStudy.h"
 
 namespace medseg {
 namespace {
@@ -32,44 +30,20 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-json resultEvent(const std::string& output) {
-  for (const auto& event : test::jsonLines(output))
-    if (event.value("event", "") == "result") return event;
-  return json();
-}
-
-std::string randomUid() {
-  std::mt19937_64 generator{std::random_device{}()};
-  return "2.25." + std::to_string(generator() >> 1);
-}
-
-struct SeriesSpec {
-  const char* modality;
-  const char* description;
-  test::TransferSyntax syntax;
-};
-const SeriesSpec kSeries[4] = {{"FLAIR", "AX FLAIR", test::TransferSyntax::JpegLossless},
-                               {"T1w", "AX T1", test::TransferSyntax::JpegLs},
-                               {"T1gd", "AX T1 post Gd", test::TransferSyntax::Jpeg2000},
-                               {"T2w", "AX T2", test::TransferSyntax::Rle}};
+using test::kPacsSeries;
+using test::resultEvent;
+using test::seriesUidOf;
 
 // One Orthanc, one tiny model and the uploaded studies for the whole suite.
 struct Shared {
   std::unique_ptr<test::ScratchDir> dir;
   std::unique_ptr<test::OrthancServer> orthanc;
-  fs::path model;
-  std::string studyUid, gapStudyUid;
-  std::vector<fs::path> seriesFolders;  // as uploaded, FLAIR .. T2w
+  test::PacsTestStudy study;
+  std::string gapStudyUid;
   std::string skip;
   std::string failure;  // set when the suite's set-up failed
 };
 Shared* shared = nullptr;
-
-std::string seriesUidOf(const fs::path& folder) {
-  const auto r = test::runProgram({"dcmdump", "-s", "+P", "0020,000e", test::filesIn(folder).front().string()});
-  const auto open = r.output.find('['), close = r.output.find(']');
-  return r.output.substr(open + 1, close - open - 1);
-}
 
 class PacsCli : public ::testing::Test {
  protected:
@@ -83,42 +57,15 @@ class PacsCli : public ::testing::Test {
     if (::testing::Test::HasFailure()) shared->failure = "the suite's set-up failed (see the first test's output)";
   }
   static void prepare() {
-    if (!test::orthancAvailable()) {
-      shared->skip = std::string("Orthanc is not installed (") + test::orthancBinary() + "; Debian package orthanc)";
-      return;
-    }
-    if (const std::string missing = test::missingDicomTools(); !missing.empty()) {
-      shared->skip = "DICOM tools missing: " + missing + " (Debian packages dcmtk, libgdcm-tools)";
-      return;
-    }
+    shared->skip = test::pacsTestsSkipReason(/*dicomWeb=*/false);
+    if (!shared->skip.empty()) return;
     shared->dir = std::make_unique<test::ScratchDir>("pacs-cli");
     const fs::path root = shared->dir->path();
-    const auto synth = test::runMedseg({"dataset", "synth", "--out", (root / "data").string(), "--cases", "3", "--seed", "1",
-                                        "--size", "32"});
-    ASSERT_EQ(synth.exitCode, 0) << synth.output;
-    const auto train = test::runMedseg({"--json", "train", "--config",
-                                        std::string(MEDSEG_SOURCE_DIR) + "/resources/configs/tiny-test.yaml", "--data",
-                                        (root / "data").string(), "--out", (root / "run").string()});
-    ASSERT_EQ(train.exitCode, 0) << train.output;
-    shared->model = resultEvent(train.output)["best_checkpoint"].get<std::string>();
-
-    // The study: one synthetic case, each channel a series (scaled so int16 keeps its detail).
-    fs::path caseImage;
-    for (const auto& e : fs::directory_iterator(root / "data" / "imagesTr")) caseImage = e.path();
-    const ImageVolume image = readImage(caseImage);
-    ASSERT_EQ(image.channels, 4);
-    shared->studyUid = randomUid();
-    for (int c = 0; c < 4; ++c) {
-      ImageVolume channel = extractChannel(image, c);
-      for (float& v : channel.data) v *= 1000.0f;
-      const fs::path folder = root / "upload" / kSeries[c].modality;
-      test::writeStudySeries(channel, folder, shared->studyUid, "PACS001", kSeries[c].description, c + 1, kSeries[c].syntax);
-      ASSERT_EQ(test::fileTransferSyntax(test::filesIn(folder).front()), test::transferSyntaxUid(kSeries[c].syntax));
-      shared->seriesFolders.push_back(folder);
-    }
+    test::makePacsTestStudy(root, shared->study);
+    if (::testing::Test::HasFatalFailure()) return;
     // A second study whose only series lacks its middle slice.
-    shared->gapStudyUid = randomUid();
-    ImageVolume flair = extractChannel(image, 0);
+    shared->gapStudyUid = test::randomUid();
+    ImageVolume flair = extractChannel(shared->study.image, 0);
     for (float& v : flair.data) v *= 1000.0f;
     const fs::path gap = root / "upload" / "gap";
     test::writeStudySeries(flair, gap, shared->gapStudyUid, "PACS002", "AX FLAIR", 1, test::TransferSyntax::Deflate);
@@ -126,15 +73,9 @@ class PacsCli : public ::testing::Test {
     fs::remove(gapFiles[gapFiles.size() / 2]);
 
     shared->orthanc = std::make_unique<test::OrthancServer>(root / "orthanc");
-    auto upload = [&](const fs::path& folder, test::TransferSyntax ts) {
-      std::vector<std::string> store{"storescu", "-R", test::storescuProposal(ts), "-aet", "UPLOADER", "-aec",
-                                     shared->orthanc->aeTitle(), "127.0.0.1", std::to_string(shared->orthanc->dicomPort())};
-      for (const auto& f : test::filesIn(folder)) store.push_back(f.string());
-      const auto stored = test::runProgram(store);
-      ASSERT_EQ(stored.exitCode, 0) << folder << ": " << stored.output;
-    };
-    for (int c = 0; c < 4; ++c) upload(shared->seriesFolders[c], kSeries[c].syntax);
-    upload(gap, test::TransferSyntax::Deflate);
+    test::uploadPacsTestStudy(*shared->orthanc, shared->study);
+    if (::testing::Test::HasFatalFailure()) return;
+    test::uploadSeries(*shared->orthanc, gap, test::TransferSyntax::Deflate);
   }
   static void TearDownTestSuite() {
     delete shared;
@@ -154,7 +95,7 @@ TEST_F(PacsCli, FindListsTheStudyAndItsFourSeries) {
   const json result = resultEvent(find.output);
   ASSERT_EQ(result["studies"].size(), 1u) << find.output;
   const json& study = result["studies"][0];
-  EXPECT_EQ(study["study_uid"], shared->studyUid);
+  EXPECT_EQ(study["study_uid"], shared->study.studyUid);
   EXPECT_EQ(study["patient_id"], "PACS001");
   ASSERT_EQ(study["series"].size(), 4u);
   std::set<std::string> descriptions;
@@ -167,7 +108,7 @@ TEST_F(PacsCli, FindListsTheStudyAndItsFourSeries) {
 
   const auto human = test::runMedseg({"pacs", "find", "--server", shared->orthanc->server(), "--modality", "MR"});
   ASSERT_EQ(human.exitCode, 0) << human.output;
-  EXPECT_NE(human.output.find("study " + shared->studyUid), std::string::npos) << human.output;
+  EXPECT_NE(human.output.find("study " + shared->study.studyUid), std::string::npos) << human.output;
   EXPECT_NE(human.output.find("AX T1 post Gd"), std::string::npos) << human.output;
   const auto echo = test::runMedseg({"pacs", "echo", "--server", shared->orthanc->server()});
   EXPECT_EQ(echo.exitCode, 0) << echo.output;
@@ -175,8 +116,8 @@ TEST_F(PacsCli, FindListsTheStudyAndItsFourSeries) {
 
 TEST_F(PacsCli, GetRetrievesEverySliceAsStoredAndReadsLikeTheUpload) {
   for (int c = 0; c < 4; ++c) {
-    const fs::path out = shared->dir->path() / ("get-" + std::string(kSeries[c].modality));
-    const std::string uid = seriesUidOf(shared->seriesFolders[size_t(c)]);
+    const fs::path out = shared->dir->path() / ("get-" + std::string(kPacsSeries[c].modality));
+    const std::string uid = seriesUidOf(shared->study.seriesFolders[size_t(c)]);
     const auto get = test::runMedseg({"--json", "pacs", "get", "--server", shared->orthanc->server(), "--series", uid,
                                       "--out", out.string()});
     ASSERT_EQ(get.exitCode, 0) << get.output;
@@ -185,11 +126,11 @@ TEST_F(PacsCli, GetRetrievesEverySliceAsStoredAndReadsLikeTheUpload) {
     for (const auto& e : test::jsonLines(get.output)) progressed = progressed || e.value("event", "") == "progress";
     EXPECT_TRUE(progressed) << get.output;
     ASSERT_EQ(test::filesIn(out).size(), 32u);
-    EXPECT_EQ(test::fileTransferSyntax(test::filesIn(out).front()), test::transferSyntaxUid(kSeries[c].syntax))
-        << kSeries[c].modality;
-    const ImageVolume retrieved = readImage(out), uploaded = readImage(shared->seriesFolders[size_t(c)]);
-    EXPECT_EQ(retrieved.data, uploaded.data) << kSeries[c].modality;
-    EXPECT_TRUE(retrieved.geometry.sameAs(uploaded.geometry)) << kSeries[c].modality;
+    EXPECT_EQ(test::fileTransferSyntax(test::filesIn(out).front()), test::transferSyntaxUid(kPacsSeries[c].syntax))
+        << kPacsSeries[c].modality;
+    const ImageVolume retrieved = readImage(out), uploaded = readImage(shared->study.seriesFolders[size_t(c)]);
+    EXPECT_EQ(retrieved.data, uploaded.data) << kPacsSeries[c].modality;
+    EXPECT_TRUE(retrieved.geometry.sameAs(uploaded.geometry)) << kPacsSeries[c].modality;
   }
 }
 
@@ -200,7 +141,7 @@ TEST_F(PacsCli, InferFromPacsEqualsInferOnTheNiftiExportAndItsSegGoesBack) {
   std::vector<ImageVolume> channels;
   std::string flairUid;
   for (int c = 0; c < 4; ++c) {
-    const std::string uid = seriesUidOf(shared->seriesFolders[size_t(c)]);
+    const std::string uid = seriesUidOf(shared->study.seriesFolders[size_t(c)]);
     if (c == 0) flairUid = uid;
     const fs::path out = root / ("series-" + std::to_string(c));
     ASSERT_EQ(test::runMedseg({"pacs", "get", "--server", shared->orthanc->server(), "--series", uid, "--out", out.string()})
@@ -209,11 +150,11 @@ TEST_F(PacsCli, InferFromPacsEqualsInferOnTheNiftiExportAndItsSegGoesBack) {
     channels.push_back(readImage(out));
   }
   writeImage(stackChannels(channels), root / "export.nii.gz");
-  const auto local = test::runMedseg({"infer", "--model", shared->model.string(), "--input", (root / "export.nii.gz").string(),
+  const auto local = test::runMedseg({"infer", "--model", shared->study.model.string(), "--input", (root / "export.nii.gz").string(),
                                       "--out", (root / "local.nii.gz").string()});
   ASSERT_EQ(local.exitCode, 0) << local.output;
 
-  const auto pacs = test::runMedseg({"--json", "infer", "--model", shared->model.string(), "--input", pacsUri(shared->studyUid),
+  const auto pacs = test::runMedseg({"--json", "infer", "--model", shared->study.model.string(), "--input", pacsUri(shared->study.studyUid),
                                      "--out", (root / "pacs.nii.gz").string()});
   ASSERT_EQ(pacs.exitCode, 0) << pacs.output;
   const LabelVolume expected = readLabels(root / "local.nii.gz"), fromPacs = readLabels(root / "pacs.nii.gz");
@@ -225,7 +166,7 @@ TEST_F(PacsCli, InferFromPacsEqualsInferOnTheNiftiExportAndItsSegGoesBack) {
 
   // The same as a DICOM SEG, stored back.
   const fs::path seg = root / "pacs-seg.dcm";
-  const auto segInfer = test::runMedseg({"infer", "--model", shared->model.string(), "--input", pacsUri(shared->studyUid),
+  const auto segInfer = test::runMedseg({"infer", "--model", shared->study.model.string(), "--input", pacsUri(shared->study.studyUid),
                                          "--format", "seg", "--out", seg.string()});
   ASSERT_EQ(segInfer.exitCode, 0) << segInfer.output;
   ASSERT_TRUE(isDicomSegFile(seg));
@@ -248,7 +189,7 @@ TEST_F(PacsCli, InferFromPacsEqualsInferOnTheNiftiExportAndItsSegGoesBack) {
   const json tags = json::parse(shared->orthanc->get("/instances/" + instanceId + "/simplified-tags"));
   EXPECT_EQ(tags["Modality"], "SEG");
   EXPECT_EQ(tags["SOPClassUID"], "1.2.840.10008.5.1.4.1.1.66.4");
-  EXPECT_EQ(tags["StudyInstanceUID"], shared->studyUid);
+  EXPECT_EQ(tags["StudyInstanceUID"], shared->study.studyUid);
   ASSERT_TRUE(tags.contains("ReferencedSeriesSequence")) << tags.dump();
   EXPECT_EQ(tags["ReferencedSeriesSequence"][0]["SeriesInstanceUID"], flairUid);
 
@@ -271,8 +212,8 @@ TEST_F(PacsCli, UnreachableServerAndWrongAeTitleEndWithClearErrors) {
   EXPECT_NE(rejected.output.find("'NOTORTHANC'"), std::string::npos) << rejected.output;
 
   const fs::path mask = shared->dir->path() / "wrong-ae.nii.gz";
-  const auto infer = test::runMedseg({"infer", "--model", shared->model.string(), "--input",
-                                      "pacs://" + wrong + "/" + shared->studyUid, "--out", mask.string()});
+  const auto infer = test::runMedseg({"infer", "--model", shared->study.model.string(), "--input",
+                                      "pacs://" + wrong + "/" + shared->study.studyUid, "--out", mask.string()});
   EXPECT_EQ(infer.exitCode, 3) << infer.output;
   EXPECT_FALSE(fs::exists(mask));
   const auto malformed = test::runMedseg({"pacs", "find", "--server", "orthanc-without-port"});
@@ -283,7 +224,7 @@ TEST_F(PacsCli, UnreachableServerAndWrongAeTitleEndWithClearErrors) {
 TEST_F(PacsCli, RetrieveCutOffMidSeriesLeavesNoFolderAndNoMask) {
   // The relay passes the association and about half of the FLAIR series' bytes back, then drops.
   int64_t seriesBytes = 0;
-  for (const auto& f : test::filesIn(shared->seriesFolders.front())) seriesBytes += int64_t(fs::file_size(f));
+  for (const auto& f : test::filesIn(shared->study.seriesFolders.front())) seriesBytes += int64_t(fs::file_size(f));
   test::CuttingProxy proxy(shared->orthanc->dicomPort(), seriesBytes / 2);
   const std::string server = shared->orthanc->aeTitle() + "@127.0.0.1:" + std::to_string(proxy.port());
   // C-FIND answers are small; the cut comes during the C-GET. A config with a short DIMSE timeout.
@@ -291,7 +232,7 @@ TEST_F(PacsCli, RetrieveCutOffMidSeriesLeavesNoFolderAndNoMask) {
   writeFileAtomically(config, R"({"ae_title": "MEDSEG", "connect_timeout_seconds": 5, "dimse_timeout_seconds": 10})");
   const fs::path out = shared->dir->path() / "cut";
   const auto get = test::runMedseg({"pacs", "get", "--server", server, "--pacs-config", config.string(), "--series",
-                                    seriesUidOf(shared->seriesFolders.front()), "--out", out.string()});
+                                    seriesUidOf(shared->study.seriesFolders.front()), "--out", out.string()});
   EXPECT_EQ(get.exitCode, 4) << get.output;
   EXPECT_NE(get.output.find("was cut off after"), std::string::npos) << get.output;
   EXPECT_NE(get.output.find("of 32 instances"), std::string::npos) << get.output;
@@ -301,8 +242,8 @@ TEST_F(PacsCli, RetrieveCutOffMidSeriesLeavesNoFolderAndNoMask) {
   EXPECT_GE(proxy.cutConnections(), 1);
 
   const fs::path mask = shared->dir->path() / "cut-mask.nii.gz";
-  const auto infer = test::runMedseg({"infer", "--model", shared->model.string(), "--input",
-                                      "pacs://" + server + "/" + shared->studyUid, "--pacs-config", config.string(),
+  const auto infer = test::runMedseg({"infer", "--model", shared->study.model.string(), "--input",
+                                      "pacs://" + server + "/" + shared->study.studyUid, "--pacs-config", config.string(),
                                       "--out", mask.string()});
   EXPECT_EQ(infer.exitCode, 4) << infer.output;
   EXPECT_NE(infer.output.find("was cut off"), std::string::npos) << infer.output;
@@ -317,7 +258,7 @@ TEST_F(PacsCli, SeriesWithAMissingSliceIsNamedAndNoMaskIsWritten) {
   const std::string uid = study["series"][0]["series_uid"];
   const fs::path mask = shared->dir->path() / "gap-mask.nii.gz";
   // The model takes four channels: the one series is given for each, so the gap is what fails.
-  const auto infer = test::runMedseg({"infer", "--model", shared->model.string(), "--input",
+  const auto infer = test::runMedseg({"infer", "--model", shared->study.model.string(), "--input",
                                       "pacs://" + shared->orthanc->server(), "--series", uid, "--series", uid,
                                       "--series", uid, "--series", uid, "--out", mask.string()});
   EXPECT_EQ(infer.exitCode, 3) << infer.output;
@@ -327,7 +268,7 @@ TEST_F(PacsCli, SeriesWithAMissingSliceIsNamedAndNoMaskIsWritten) {
   const fs::path out = shared->dir->path() / "gap-series";
   ASSERT_EQ(test::runMedseg({"pacs", "get", "--server", shared->orthanc->server(), "--series", uid, "--out", out.string()}).exitCode, 0);
   EXPECT_EQ(test::fileTransferSyntax(test::filesIn(out).front()), test::transferSyntaxUid(test::TransferSyntax::Deflate));
-  const auto local = test::runMedseg({"infer", "--model", shared->model.string(), "--input", out.string(), "--out", mask.string()});
+  const auto local = test::runMedseg({"infer", "--model", shared->study.model.string(), "--input", out.string(), "--out", mask.string()});
   EXPECT_EQ(local.exitCode, 3) << local.output;
   EXPECT_NE(local.output.find("missing slice between"), std::string::npos) << local.output;
   EXPECT_FALSE(fs::exists(mask));

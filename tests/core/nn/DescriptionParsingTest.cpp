@@ -56,5 +56,33 @@ TEST(DescriptionParsing, DamagedFieldsAreInputErrorsNamingTheField) {
     EXPECT_THROW(parseModelDescription(text), InputError) << text;
 }
 
+TEST(DescriptionParsing, SeriesPatternsRoundTripAndAreChecked) {
+  nlohmann::json j = goodDescription();
+  j["modalities"] = {"FLAIR", "T1gd"};
+  j["series_patterns"] = {{"FLAIR", {"flair"}}, {"t1gd", {"t1.*(gd|gad|ce|post|contrast)", "mprage.*\\+c"}}};
+  const ModelDescription d = parseModelDescription(j.dump());
+  ASSERT_EQ(d.seriesPatterns.size(), 2u);
+  EXPECT_EQ(d.seriesPatterns.at("t1gd").size(), 2u);
+  EXPECT_EQ(parseModelDescription(d.toJson().dump()).toJson(), d.toJson());
+  EXPECT_FALSE(goodDescription().contains("series_patterns"));  // written only when set
+
+  auto messageOf = [&](const nlohmann::json& patterns) {
+    nlohmann::json bad = j;
+    bad["series_patterns"] = patterns;
+    try {
+      parseModelDescription(bad.dump());
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  EXPECT_NE(messageOf({{"T2w", {"t2"}}}).find("'T2w', which is not one of the model's modalities (FLAIR, T1gd)"),
+            std::string::npos);
+  EXPECT_NE(messageOf({{"FLAIR", {"(flair"}}}).find("is not a valid regular expression"), std::string::npos);
+  EXPECT_NE(messageOf({{"FLAIR", "flair"}}).find("lists of regular expressions"), std::string::npos);
+  EXPECT_NE(messageOf({{"FLAIR", {1}}}).find("lists of regular expressions"), std::string::npos);
+  EXPECT_NE(messageOf(nlohmann::json::array()).find("series_patterns"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace medseg
