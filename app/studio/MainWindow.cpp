@@ -10,6 +10,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QGridLayout>
+#include <QInputDialog>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -21,7 +22,10 @@
 #include "app/studio/ClusterPanel.h"
 #include "app/studio/InferencePanel.h"
 #include "app/studio/LabelPanel.h"
+#include "app/studio/MaskToPacsSender.h"
 #include "app/studio/MemoryCheck.h"
+#include "app/studio/PacsOpenDialog.h"
+#include "app/studio/PacsServerField.h"
 #include "app/studio/ServeEventsWhile.h"
 #include "app/studio/SliceView.h"
 #include "app/studio/SurfaceView.h"
@@ -102,6 +106,16 @@ MainWindow::MainWindow(QWidget* parent)
     channelBox_->blockSignals(false);
     setWindowTitle(tr("MedSeg Studio — %1").arg(QFileInfo(document_->imagePath()).fileName()));
   });
+  maskSender_ = new MaskToPacsSender(*document_, this);
+  connect(maskSender_, &MaskToPacsSender::progress, this, [this](const QString& status) { statusBar()->showMessage(status); });
+  connect(maskSender_, &MaskToPacsSender::finished, this, [this](bool ok, const QString& message) {
+    statusBar()->showMessage(message, ok ? 15000 : 0);
+    if (ok) return;
+    // Not exec(): the window goes on serving events while the message is up.
+    auto* box = new QMessageBox(QMessageBox::Warning, tr("Send mask to PACS"), message, QMessageBox::Ok, this);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->open();
+  });
   buildMenus();
   buildToolBar();
   resize(1400, 900);
@@ -126,6 +140,13 @@ void MainWindow::buildMenus() {
     const QString dir = QFileDialog::getExistingDirectory(this, tr("Open DICOM series folder"));
     if (!dir.isEmpty()) openImage(dir);
   });
+  QAction* openFromPacs = file->addAction(tr("Open from &PACS…"), this, [this] {
+    PacsOpenDialog* dialog = pacsOpenDialog();
+    dialog->show();
+    dialog->raise();
+    dialog->activateWindow();
+  });
+  openFromPacs->setObjectName("openFromPacs");
   file->addAction(tr("Open &mask…"), this, [this] {
     const QString path = QFileDialog::getOpenFileName(this, tr("Open label mask"), QString(),
         tr("Images (*.nii *.nii.gz *.nrrd *.mha *.mhd);;All files (*)"));
@@ -141,6 +162,15 @@ void MainWindow::buildMenus() {
       showError(QString::fromUtf8(e.what()));
     }
   });
+  sendMaskAction_ = file->addAction(tr("Send mask to PA&CS…"), this, &MainWindow::sendMaskToPacs);
+  sendMaskAction_->setObjectName("sendMaskToPacs");
+  auto showSendability = [this] {
+    sendMaskAction_->setEnabled(maskSender_->canSend());
+    sendMaskAction_->setToolTip(maskSender_->canSend() ? tr("The mask as DICOM SEG over the image's series")
+                                                       : maskSender_->whyNot());
+  };
+  connect(maskSender_, &MaskToPacsSender::availabilityChanged, this, showSendability);
+  showSendability();
   recentMenu_ = file->addMenu(tr("Open &recent"));
   refreshRecentMenu();
   file->addSeparator();
@@ -203,6 +233,28 @@ bool MainWindow::openLabels(const QString& path, QString* error) {
     if (error) *error = message; else showError(message);
     return false;
   }
+}
+
+PacsOpenDialog* MainWindow::pacsOpenDialog() {
+  if (!pacsOpenDialog_) {
+    pacsOpenDialog_ = new PacsOpenDialog(this);
+    // The same path as File > Open DICOM folder.
+    connect(pacsOpenDialog_, &PacsOpenDialog::seriesRetrieved, this, [this](const QString& folder) { openImage(folder); });
+  }
+  return pacsOpenDialog_;
+}
+
+void MainWindow::sendMaskToPacs() {
+  if (!maskSender_->canSend()) return showError(maskSender_->whyNot());
+  bool ok = false;
+  const QString server = QInputDialog::getItem(
+      this, tr("Send mask to PACS"),
+      tr("The mask goes as a DICOM SEG over the series it was drawn on.\nPACS (AET@host:port or a peer name), %1:")
+          .arg(PacsServerField::describeCallingAe()),
+      PacsServerField::knownServers(), 0, true, &ok);
+  if (!ok || server.trimmed().isEmpty()) return;
+  PacsServerField::rememberServer(server);
+  maskSender_->send(server);
 }
 
 void MainWindow::rememberRecent(const QString& path) {

@@ -1,8 +1,10 @@
 #pragma once
 // The studio window: three linked slice views and the 3-D view in a 2x2 grid; docks for labels,
-// training, inference and cluster runs; File menu with recent files and drag and drop.
+// training, inference and cluster runs; File menu with recent files, drag and drop, and the PACS
+// (open a series from it, send the mask back as DICOM SEG).
 #include <QMainWindow>
 
+class QAction;
 class QComboBox;
 class QDockWidget;
 class QLabel;
@@ -17,6 +19,8 @@ class LabelPanel;
 class TrainingPanel;
 class InferencePanel;
 class ClusterPanel;
+class MaskToPacsSender;
+class PacsOpenDialog;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -30,6 +34,11 @@ class MainWindow : public QMainWindow {
   TrainingPanel* trainingPanel() const { return trainingPanel_; }
   InferencePanel* inferencePanel() const { return inferencePanel_; }
   ClusterPanel* clusterPanel() const { return clusterPanel_; }
+  // File > Open from PACS (created on first use; retrieved series open like a DICOM folder).
+  PacsOpenDialog* pacsOpenDialog();
+  // File > Send mask to PACS: the overlay as a DICOM SEG over the image's DICOM series.
+  MaskToPacsSender* maskSender() const { return maskSender_; }
+  QAction* sendMaskAction() const { return sendMaskAction_; }
   // The dock holding `panel` (for raising it and for screenshots); nullptr for other widgets.
   QDockWidget* dockOf(QWidget* panel) const;
 
@@ -47,6 +56,7 @@ class MainWindow : public QMainWindow {
   void rememberRecent(const QString& path);
   void refreshRecentMenu();
   void showError(const QString& message);
+  void sendMaskToPacs();
 
   ViewerDocument* document_;
   SliceView* sliceViews_[3];
@@ -58,6 +68,9 @@ class MainWindow : public QMainWindow {
   QComboBox* channelBox_;
   QLabel* readout_;
   QMenu* recentMenu_ = nullptr;
+  PacsOpenDialog* pacsOpenDialog_ = nullptr;
+  MaskToPacsSender* maskSender_;
+  QAction* sendMaskAction_ = nullptr;
 };
 
 }  // namespace medseg::studio
