@@ -65,15 +65,12 @@ class ScratchFolder {
 };
 
 // The model's input channels (its description, or --modalities) and the description's
-// series_patterns, for matching a study's series to the channels.
+// series_patterns, for matching a study's series to the channels. A model without a usable
+// description is refused here, before anything is retrieved, with the message loading would give.
 void describeModelInputs(const InferenceOptions& o, PacsInputRequest& request) {
-  try {
-    const ModelDescription description = describeModel(o.model, o.modelOverrides());
-    request.modalities = description.modalities;
-    request.seriesPatterns = description.seriesPatterns;
-  } catch (const InputError&) {
-    request.modalities = o.modalities;  // no usable description: the model's loading says why later
-  }
+  const ModelDescription description = describeModel(o.model, o.modelOverrides());
+  request.modalities = description.modalities;
+  request.seriesPatterns = description.seriesPatterns;
 }
 
 int runInfer(InferenceOptions o, const std::vector<std::string>& series, const std::string& pacsConfig, CliContext& context) {

@@ -24,6 +24,16 @@ bool startsWithNoCase(const std::string& text, const std::string& prefix) {
   return true;
 }
 
+// The URL without "user:password@", for messages.
+std::string withoutCredentials(const std::string& url) {
+  const auto scheme = url.find("://");
+  if (scheme == std::string::npos) return url;
+  const auto hostEnd = url.find('/', scheme + 3);
+  const auto at = url.rfind('@', hostEnd == std::string::npos ? std::string::npos : hostEnd);
+  if (at == std::string::npos || at < scheme) return url;
+  return url.substr(0, scheme + 3) + url.substr(at + 1);
+}
+
 std::string trimmed(const std::string& s) {
   const auto first = s.find_first_not_of(" \t\r\n");
   if (first == std::string::npos) return {};
@@ -144,7 +154,7 @@ HttpResponse HttpSession::Impl::perform(const std::string& method, const std::st
                                true);
     if (code == CURLE_SSL_CONNECT_ERROR || code == CURLE_PEER_FAILED_VERIFICATION)
       throw HttpTransportError("TLS with " + server + " failed: " + why + " (is its certificate trusted here?)", true);
-    throw HttpTransportError(method + " " + url + " failed: " + why, false);
+    throw HttpTransportError(method + " " + withoutCredentials(url) + " failed: " + why, false);
   }
   long status = 0;
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
