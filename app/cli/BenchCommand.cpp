@@ -19,10 +19,12 @@
 
 #include <sys/resource.h>
 
+#include "core/util/CpuTime.h"
 #include "app/cli/CommandRegistry.h"
 #include "core/util/Cores.h"
 #include "app/cli/PipelineBench.h"
 #include "core/infer/SlidingWindow.h"
+#include "core/nn/Autocast.h"
 #include "core/train/DataLoader.h"
 #include "core/train/TrainingCase.h"
 #include "core/train/TrainingEngine.h"
@@ -47,20 +49,14 @@ struct BenchOptions {
   bool skipInfer = false;
   bool wholeVolume = false;
   int64_t loaderWorkers = 2;
+  int64_t batchShards = 0;  // TrainConfig::batchShards
+  std::string precision = "fp32";  // fp32 | bf16 (autocast, training and inference)
   bool pipeline = false;
   PipelineBenchOptions pipe;  // --pipeline
 };
 
 double secondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-// Process CPU time (all threads, user + system), for utilisation = CPU seconds / wall seconds / cores.
-double processCpuSeconds() {
-  rusage usage{};
-  ::getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
 }
 
 // Wall time and CPU utilisation of one measured piece of work.
@@ -120,6 +116,9 @@ TrainConfig benchConfig(const BenchOptions& o) {
   config.optimizer.name = "adam";
   config.optimizer.lr = 1e-3;
   config.loader.workers = o.loaderWorkers;
+  config.threads = o.threads;
+  config.batchShards = o.batchShards;
+  config.cpuBf16 = parseBf16Precision(o.precision, torch::kCPU);
   config.device = "cpu";
   return config;
 }
@@ -173,6 +172,11 @@ nlohmann::json benchTraining(const BenchOptions& o, TrainingEngine& engine, Repo
           {"voxels_per_s", voxels / median},
           {"gflops", flopsPerStep / median / 1e9},
           {"data_wait_fraction", loopSeconds > 0 ? waited / loopSeconds : 0.0},
+          // The loader's own CPU time per batch, as a share of one core over a step: what it takes
+          // from the network's cores (it runs beside them, at a lower priority).
+          {"loader_cpu_s_per_batch", loader.cpuSeconds() / double(o.warmup + o.steps)},
+          {"loader_cpu_share_of_a_core", loader.cpuSeconds() / double(o.warmup + o.steps) / median},
+          {"batch_shards", engine.batchShards()},
           {"batch", o.batch},
           {"patch", o.patch},
           {"loader_workers", o.loaderWorkers}};
@@ -183,7 +187,11 @@ nlohmann::json benchInference(const BenchOptions& o, TrainingEngine& engine, Rep
   model->eval();
   torch::NoGradGuard noGrad;
   const auto volume = torch::randn({4, o.inferSize[2], o.inferSize[1], o.inferSize[0]});
-  ForwardFn forward = [&](const torch::Tensor& x) { return model->forward(x); };
+  const bool bf16 = engine.config().cpuBf16;
+  ForwardFn forward = [&](const torch::Tensor& x) {
+    Bf16Autocast autocast(torch::kCPU, bf16);
+    return model->forward(x);
+  };
   SlidingWindowOptions window;
   window.roi = {o.roi, o.roi, o.roi};
   window.overlap = o.overlap;
@@ -226,7 +234,7 @@ int runBench(const BenchOptions& o, CliContext& context) {
   // The rule every training uses (configureThreads): the cores this process may use unless told.
   torch::set_num_threads(o.threads > 0 ? o.threads : usableCores());
   Reporter& reporter = context.reporter();
-  nlohmann::json result = {{"event", "result"}, {"kind", "bench"}, {"threads", torch::get_num_threads()},
+  nlohmann::json result = {{"event", "result"}, {"kind", "bench"}, {"threads", torch::get_num_threads()}, {"precision", o.precision},
                            {"hardware_threads", std::thread::hardware_concurrency()}, {"usable_cores", usableCores()}};
   const double conv = measureConv3dGflops();
   result["conv3d_gflops"] = conv;
@@ -285,6 +293,9 @@ void addBench(CLI::App& app, CliContext& context) {
   cmd->add_option("--warmup", o->warmup, "Untimed warm-up steps")->check(CLI::Range(0, 100));
   cmd->add_option("--threads", o->threads, "Torch threads (0: all cores)")->check(CLI::Range(0, 1024));
   cmd->add_option("--loader-workers", o->loaderWorkers, "Data-loader threads")->check(CLI::Range(0, 64));
+  cmd->add_option("--precision", o->precision, "fp32, or bf16 autocast (CPUs with AVX-512 BF16 / AMX)")
+      ->check(CLI::IsMember({"fp32", "bf16"}));
+  cmd->add_option("--batch-shards", o->batchShards, "Training batch shards run at once (0: one per core, 1: off)")->check(CLI::Range(0, 64));
   cmd->add_option("--roi", o->roi, "Sliding-window edge (voxels)")->check(CLI::Range(8, 512));
   cmd->add_option("--overlap", o->overlap, "Sliding-window overlap")->check(CLI::Range(0.0, 0.95));
   cmd->add_option("--infer-size", o->inferSize, "Inference volume x,y,z")->delimiter(',')->expected(3);

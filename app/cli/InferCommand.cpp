@@ -152,6 +152,10 @@ void addInfer(CLI::App& parent, CliContext& context) {
   cmd->add_flag("--allow-non-finite", o->allowNonFinite,
                 "Replace NaN / Inf voxels by 0 (and report how many) instead of refusing the image");
   cmd->add_option("--threads", o->threads, "CPU threads for LibTorch (0: all cores)")->capture_default_str();
+  cmd->add_option("--precision", o->precision,
+                  "fp32, or bf16 (bf16 autocast: faster on GPUs and CPUs with AVX-512 BF16 / AMX; see README for its Dice cost)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"fp32", "bf16"}));
   cmd->add_option("--device", o->device, "auto (CUDA when available), cpu, cuda or cuda:N")->capture_default_str();
   cmd->add_option("--subset", o->subset, "Data-set input: test, training or all")->capture_default_str();
   cmd->add_option("--case", o->cases, "Data-set input: segment only this case id (repeatable)");

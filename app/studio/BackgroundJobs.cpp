@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "app/studio/BackgroundPriority.h"
+#include "core/util/ThreadPriority.h"
 
 namespace medseg::studio {
 BackgroundJobs::BackgroundJobs() : thread_([this] { run(); }) {}

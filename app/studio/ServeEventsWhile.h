@@ -10,7 +10,7 @@
 #include <thread>
 #include <utility>
 
-#include "app/studio/BackgroundPriority.h"
+#include "core/util/ThreadPriority.h"
 
 namespace medseg::studio {
 

@@ -3,6 +3,8 @@
 #include <set>
 
 #include "core/infer/Predictor.h"
+#include "core/nn/Autocast.h"
+#include "core/nn/Device.h"
 #include "core/util/Interrupt.h"
 
 namespace medseg {
@@ -51,6 +53,7 @@ PredictorOptions InferenceOptions::predictorOptions() const {
   p.mirrorTta = tta;
   p.gaussian = gaussian;
   p.probabilities = probabilities;
+  p.bf16 = parseBf16Precision(precision, resolveDevice(device));
   return p;
 }
 

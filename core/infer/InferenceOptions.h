@@ -33,6 +33,7 @@ struct InferenceOptions {
   bool gaussian = true;
   bool probabilities = false;
   bool allowNonFinite = false;  // NaN / Inf voxels become 0 (reported) instead of refusing the image
+  std::string precision = "fp32";  // fp32 | bf16 (bf16 autocast; a CPU needs native bf16)
   int threads = 0;              // CPU threads the inference may use (all window workers together); 0: usableCores()
   std::string device = "auto";
   std::string subset = "test";  // data-set input: test, training or all

@@ -10,6 +10,7 @@
 
 #include "core/infer/SlidingWindow.h"
 #include "core/infer/VolumeTensor.h"
+#include "core/nn/Autocast.h"
 #include "core/util/AtomicFile.h"
 #include "core/util/Interrupt.h"
 #include "core/util/JsonNumbers.h"
@@ -276,7 +277,13 @@ Prediction Predictor::predict(const ImageVolume& image, const PredictorOptions& 
 
   Prediction result;
   result.windows = slidingWindowCount({input.size(1), input.size(2), input.size(3)}, window);
-  const auto logits = slidingWindowInference(input, *forward_, window, onWindow);
+  ForwardFn forward = *forward_;
+  if (options.bf16)  // autocast is per thread: opened in whichever window worker runs the call
+    forward = [inner = forward_, device = device_](const torch::Tensor& x) {
+      Bf16Autocast autocast(device, true);
+      return (*inner)(x);
+    };
+  const auto logits = slidingWindowInference(input, forward, window, onWindow);
   if (outChannels_ > 0 && logits.size(0) != outChannels_)
     throw InputError("the model returned " + std::to_string(logits.size(0)) + " output channels but its description has " +
                      std::to_string(outChannels_) + " (" + joined(description_.classNames) + "); fix the description");

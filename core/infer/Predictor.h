@@ -39,6 +39,7 @@ struct PredictorOptions {
   bool mirrorTta = false;
   bool wholeVolume = false;    // one pass over the whole (cropped, padded) image, ignoring roi
   bool probabilities = false;  // also return per-output-channel probabilities on the source grid
+  bool bf16 = false;           // bf16 autocast for the network (core/nn/Autocast.h); sums stay float32
 };
 
 // Description fields for a TorchScript model without (or overriding) a sidecar JSON.

@@ -3,6 +3,8 @@
 #include <stdexcept>
 
 #include "core/train/Targets.h"
+#include "core/util/CpuTime.h"
+#include "core/util/ThreadPriority.h"
 
 namespace medseg {
 
@@ -45,8 +47,20 @@ Batch BatchFactory::make(int64_t step) const {
 }
 
 DataLoader::DataLoader(BatchSource source, const LoaderConfig& config, int64_t firstStep, int64_t endStep)
-    : work_(std::move(source), config.workers, config.prefetch, firstStep, endStep,
+    : cpuNanoseconds_(std::make_shared<std::atomic<int64_t>>(0)),
+      work_(
+          [source = std::move(source), cpu = cpuNanoseconds_](int64_t step) {
+            const double start = threadCpuSeconds();
+            Batch batch = source(step);
+            *cpu += static_cast<int64_t>((threadCpuSeconds() - start) * 1e9);
+            return batch;
+          },
+          config.workers, config.prefetch, firstStep, endStep, [] {
             // Batches are small tensors filled by plain loops: no autograd records in the workers.
-            [] { c10::GradMode::set_enabled(false); }) {}
+            c10::GradMode::set_enabled(false);
+            // A batch is made well ahead (prefetch), so the workers can live on the cores' idle time:
+            // on a small machine the network's threads come first.
+            lowerThisThreadsPriority();
+          }) {}
 
 }  // namespace medseg

@@ -4,7 +4,9 @@
 // order never depends on how the worker threads are scheduled, and a resumed run sees exactly the
 // batches the uninterrupted run would have. N workers fill a bounded reorder buffer (at most
 // `prefetch` batches ahead of the consumer, core/util/OrderedWork.h); next() hands batches out in
-// step order and accounts the time the training loop spent waiting for them.
+// step order and accounts the time the training loop spent waiting for them. The workers run at a
+// lower priority than the network's threads (core/util/ThreadPriority.h) and their CPU time is counted.
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -61,8 +63,11 @@ class DataLoader {
 
   Batch next() { return work_.next(); }  // the next step's batch; rethrows a worker's exception
   double waitSeconds() const { return work_.waitSeconds(); }  // total time next() has blocked so far
+  // CPU time spent making batches so far (all workers; with no workers, next()'s own).
+  double cpuSeconds() const { return static_cast<double>(cpuNanoseconds_->load()) / 1e9; }
 
  private:
+  std::shared_ptr<std::atomic<int64_t>> cpuNanoseconds_;  // shared with the maker, which may outlive a move
   OrderedWork<Batch> work_;
 };
 

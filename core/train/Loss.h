@@ -10,6 +10,15 @@
 
 namespace medseg {
 
+// The loss of one resolution as the sums it is made of, so a batch split into shards that run
+// apart (core/train/ConcurrentShards.h) can be put back together exactly: the cross-entropy as a
+// mean over the shard's voxels, the Dice sums per sample and Dice class [n, K'] (undefined without a
+// Dice term).
+struct LossSums {
+  torch::Tensor crossEntropy, intersection, predicted, reference;
+  bool hasDice() const { return intersection.defined(); }
+};
+
 class SegmentationLoss {
  public:
   SegmentationLoss(const LossConfig& config, TargetMode mode) : config_(config), mode_(mode) {}
@@ -17,6 +26,11 @@ class SegmentationLoss {
   torch::Tensor operator()(const std::vector<torch::Tensor>& outputs, const std::vector<torch::Tensor>& targets) const;
   // One resolution: logits [N,K,D,H,W], target as made by makeTargets.
   torch::Tensor single(const torch::Tensor& logits, const torch::Tensor& target) const;
+  // single() in two halves: the sums of a batch (or shard), and the loss from the sums of the whole
+  // batch (shards concatenated along the sample axis, cross-entropies averaged by voxel count).
+  LossSums sums(const torch::Tensor& logits, const torch::Tensor& target) const;
+  torch::Tensor fromSums(const torch::Tensor& crossEntropy, const torch::Tensor& intersection,
+                         const torch::Tensor& predicted, const torch::Tensor& reference) const;
   static std::vector<double> deepSupervisionWeights(size_t outputs);
 
  private:

@@ -315,8 +315,11 @@ TrainConfig TrainConfig::fromJson(const nlohmann::json& document) {
   c.seed = static_cast<uint64_t>(seed);
   c.threads = top.integer("threads", c.threads);
   require(c.threads >= 0 && c.threads <= 1024, "threads must be between 0 (all cores) and 1024");
+  c.batchShards = top.integer("batch_shards", c.batchShards);
+  require(c.batchShards >= 0 && c.batchShards <= 1024, "batch_shards must be between 0 (automatic) and 1024");
   c.device = top.choice("device", c.device, {"auto", "cpu", "cuda"});
   c.mixedPrecision = top.boolean("mixed_precision", c.mixedPrecision);
+  c.cpuBf16 = top.boolean("cpu_bf16", c.cpuBf16);
   c.dtype = top.choice("dtype", computeDtypeName(c.dtype), {"float32", "float64"}) == "float64" ? ComputeDtype::Float64
                                                                                                 : ComputeDtype::Float32;
   c.targets = parseTargetMode(top.choice("targets", targetModeName(c.targets), {"regions", "labels"}));
@@ -508,8 +511,10 @@ nlohmann::json TrainConfig::toJson() const {
       {"data", data},
       {"seed", seed},
       {"threads", threads},
+      {"batch_shards", batchShards},
       {"device", device},
       {"mixed_precision", mixedPrecision},
+      {"cpu_bf16", cpuBf16},
       {"dtype", computeDtypeName(dtype)},
       {"targets", targetModeName(targets)},
       {"patch_size", patchSize},

@@ -8,9 +8,14 @@
 // Keys and defaults (see resources/configs/*.yaml for commented examples):
 //   data: ""                       data-set folder (dataset.json); `medseg train --data` overrides
 //   seed: 1                        weights init, data order, augmentation and split
-//   threads: 0                     torch intra-op threads; 0 = hardware concurrency
+//   threads: 0                     torch intra-op threads; 0 = every core this process may use
+//   batch_shards: 0                a CPU step's batch split into this many shards that run at once,
+//                                  each with threads / shards intra-op threads (ConcurrentShards.h);
+//                                  0 = one per core up to batch_size (instance/group norm), 1 = off
 //   device: auto                   auto (CUDA when available) | cpu | cuda
-//   mixed_precision: true          bf16 autocast, CUDA only (ignored on the CPU)
+//   mixed_precision: true          bf16 autocast on CUDA
+//   cpu_bf16: false                bf16 autocast on a CPU with native bf16 (AVX-512 BF16, AMX; refused
+//                                  elsewhere). Off by default: what it costs in Dice is in README
 //   dtype: float32                 float32 | float64: the network, batches, gradients and messages
 //                                  between ranks. float64 is for verification: two computations of
 //                                  one step (pipeline vs whole batch, 2 ranks vs 1) then agree to
@@ -125,8 +130,10 @@ struct TrainConfig {
   std::string data;
   uint64_t seed = 1;
   int64_t threads = 0;
+  int64_t batchShards = 0;
   std::string device = "auto";
   bool mixedPrecision = true;
+  bool cpuBf16 = false;
   ComputeDtype dtype = ComputeDtype::Float32;
   TargetMode targets = TargetMode::Regions;
   std::vector<int64_t> patchSize;

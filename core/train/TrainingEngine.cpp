@@ -2,38 +2,14 @@
 
 #include <chrono>
 
-#include <ATen/autocast_mode.h>
-
+#include "core/nn/Autocast.h"
 #include "core/train/Optimizer.h"
+#include "core/util/Cores.h"
 #include "core/train/Schedule.h"
 #include "core/train/Targets.h"
 #include "core/util/Interrupt.h"
 
 namespace medseg {
-namespace {
-
-// bf16 autocast needs no loss scaling (same exponent range as float32), which the C++ API lacks.
-class AutocastScope {
- public:
-  explicit AutocastScope(bool enabled) : enabled_(enabled) {
-    if (!enabled_) return;
-    at::autocast::set_autocast_gpu_dtype(at::kBFloat16);
-    at::autocast::set_enabled(true);
-  }
-  ~AutocastScope() {
-    if (!enabled_) return;
-    at::autocast::set_enabled(false);
-    at::autocast::clear_cache();
-  }
-  AutocastScope(const AutocastScope&) = delete;
-  AutocastScope& operator=(const AutocastScope&) = delete;
-
- private:
-  bool enabled_;
-};
-
-}  // namespace
-
 UNet3d buildNetwork(const TrainConfig& config) {
   torch::manual_seed(config.seed);
   UNet3d network(config.network);
@@ -45,11 +21,17 @@ UNet3d buildNetwork(const TrainConfig& config) {
 TrainingEngine::TrainingEngine(const TrainConfig& config, torch::Device device)
     : config_(config),
       device_(device),
-      autocast_(config.mixedPrecision && device.is_cuda() && config.dtype == ComputeDtype::Float32),
+      autocast_(config.dtype == ComputeDtype::Float32 && (device.is_cuda() ? config.mixedPrecision : config.cpuBf16)),
       loss_(config.loss, config.targets) {
+  if (autocast_ && device.is_cpu() && !cpuHasNativeBf16())
+    throw InputError("cpu_bf16 needs a CPU with native bf16 (AVX-512 BF16 or AMX): this one would emulate it, slower "
+                     "than float32 (set cpu_bf16: false)");
   model_ = buildNetwork(config);
   model_->to(device_);
   optimizer_ = makeOptimizer(config.optimizer, model_->parameters());
+  const int64_t cores = config.threads > 0 ? config.threads : usableCores();
+  const int64_t shards = chooseBatchShards(config.batchShards, config.batchSize, cores, device.is_cpu(), config.network.norm, autocast_);
+  if (shards > 1) shards_ = std::make_unique<ConcurrentShards>(shards, cores / shards);
 }
 
 StepStats TrainingEngine::step(const Batch& batch) {
@@ -65,12 +47,16 @@ StepStats TrainingEngine::step(const Batch& batch) {
   const auto& image = cast.image;
   const auto& target = cast.target;
   torch::Tensor loss;
-  {
-    AutocastScope autocast(autocast_);
-    const auto outputs = model_->forwardAllHeads(image);
-    loss = loss_(outputs, multiScaleTargets(target, config_.targets, outputs.size()));
+  if (shards_) {
+    loss = shards_->lossAndGradients(*model_, loss_, config_.targets, image, target, autocast_);
+  } else {
+    {
+      Bf16Autocast autocast(device_, autocast_);
+      const auto outputs = model_->forwardAllHeads(image);
+      loss = loss_(outputs, multiScaleTargets(target, config_.targets, outputs.size()));
+    }
+    loss.backward();
   }
-  loss.backward();
   const double clip = config_.optimizer.gradClip > 0 ? config_.optimizer.gradClip : std::numeric_limits<double>::infinity();
   stats.gradNorm = torch::nn::utils::clip_grad_norm_(model_->parameters(), clip);
   stats.loss = loss.item<double>();
@@ -88,7 +74,7 @@ torch::Tensor TrainingEngine::predictLogits(const torch::Tensor& image, const Sl
   torch::NoGradGuard noGrad;
   model_->eval();
   auto forward = [this](const torch::Tensor& windows) {
-    AutocastScope autocast(autocast_);
+    Bf16Autocast autocast(device_, autocast_);
     return model_->forward(windows.to(device_, config_.scalarType())).cpu();
   };
   auto logits = slidingWindowInference(image, forward, options);

@@ -1,7 +1,8 @@
 #pragma once
 // One optimisation step, isolated from data loading and bookkeeping so benchmarks can time it:
 // the network, its optimiser, the loss and the learning-rate schedule. step() runs forward (with bf16
-// autocast on CUDA when mixed precision is on), the deep-supervised loss, backward, gradient-norm
+// autocast on CUDA when mixed precision is on, on the CPU with cpu_bf16; on the CPU the batch's shards at once,
+// ConcurrentShards.h), the deep-supervised loss, backward, gradient-norm
 // clipping and the optimiser update for the engine's current step index, then advances it.
 //
 //   TrainingEngine engine(config, resolveDevice(config.device));
@@ -16,6 +17,7 @@
 #include "core/infer/SlidingWindow.h"
 #include "core/nn/Device.h"
 #include "core/nn/UNet3d.h"
+#include "core/train/ConcurrentShards.h"
 #include "core/train/DataLoader.h"
 #include "core/train/Loss.h"
 #include "core/train/TrainConfig.h"
@@ -50,6 +52,8 @@ class TrainingEngine {
   torch::Device device() const { return device_; }
   bool mixedPrecision() const { return autocast_; }
   int64_t stepIndex() const { return step_; }
+  // Shards a step's batch is split into (1: none; config.batch_shards, ConcurrentShards.h).
+  int64_t batchShards() const { return shards_ ? shards_->shards() : 1; }
   void setStepIndex(int64_t step) { step_ = step; }
 
  private:
@@ -59,6 +63,7 @@ class TrainingEngine {
   UNet3d model_{nullptr};
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   SegmentationLoss loss_;
+  std::unique_ptr<ConcurrentShards> shards_;  // null: the whole batch in one forward and backward
   int64_t step_ = 0;
 };
 

@@ -10,7 +10,6 @@
 //   inference  a whole 240x240x160 4-channel volume in one forward pass, float32 and bf16.
 // Exit 0 when every check passed, 1 when one failed, 3 when the requested device is missing.
 // --device cpu --small runs the same checks on tiny sizes (to test this program without a GPU).
-#include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 #include <torch/version.h>
 
@@ -23,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cluster/parallel/DevicePlacement.h"
+#include "core/nn/Autocast.h"
 #include "core/nn/Device.h"
 #include "core/nn/UNet3d.h"
 #include "core/util/Interrupt.h"
@@ -41,35 +41,6 @@ struct Sizes {
 void synchronize(const torch::Device& device) {
   if (device.is_cuda()) torch::cuda::synchronize(device.index());
 }
-
-// bf16 autocast on the device for the scope's life; the API was renamed in LibTorch 2.4.
-class Autocast {
- public:
-  Autocast(const torch::Device& device, bool on) : on_(on && device.is_cuda()) {
-    if (!on_) return;
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
-    at::autocast::set_autocast_dtype(at::kCUDA, at::kBFloat16);
-    at::autocast::set_autocast_enabled(at::kCUDA, true);
-#else
-    at::autocast::set_autocast_gpu_dtype(at::kBFloat16);
-    at::autocast::set_enabled(true);
-#endif
-  }
-  ~Autocast() {
-    if (!on_) return;
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
-    at::autocast::set_autocast_enabled(at::kCUDA, false);
-#else
-    at::autocast::set_enabled(false);
-#endif
-    at::autocast::clear_cache();
-  }
-  Autocast(const Autocast&) = delete;
-  Autocast& operator=(const Autocast&) = delete;
-
- private:
-  bool on_;
-};
 
 // What actually ran: autocast is turned on for CUDA devices only (the CPU path is this program's own test).
 std::string precisionName(const torch::Device& device, bool bf16) {
@@ -148,7 +119,7 @@ json trainingStep(const torch::Device& device, const Sizes& sizes, bool bf16) {
     optimizer.zero_grad();
     torch::Tensor logits;
     {
-      Autocast autocast(device, bf16);
+      medseg::Bf16Autocast autocast(device, bf16 && device.is_cuda());
       logits = net->forward(input);
     }
     const auto value = torch::nn::functional::cross_entropy(logits.to(torch::kFloat32), target);
@@ -177,7 +148,7 @@ json wholeVolume(const torch::Device& device, const Sizes& sizes, bool bf16, tor
   for (int run = 0; run < 3; ++run) {
     synchronize(device);
     const auto start = Clock::now();
-    Autocast autocast(device, bf16);
+    medseg::Bf16Autocast autocast(device, bf16 && device.is_cuda());
     logits = net->forward(input);
     synchronize(device);
     if (run > 0) seconds.push_back(std::chrono::duration<double>(Clock::now() - start).count());

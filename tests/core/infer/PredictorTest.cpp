@@ -7,6 +7,7 @@
 #include <torch/script.h>
 
 #include "core/infer/Predictor.h"
+#include "core/nn/Autocast.h"
 #include "core/nn/ModelCheckpoint.h"
 #include "core/util/Interrupt.h"
 #include "support/TestSupport.h"
@@ -126,6 +127,30 @@ TEST(Predictor, WholeVolumeAndTtaAndResamplingRun) {
   expectOnSourceGrid(q, image);
   sliding.roi = std::array<int64_t, 3>{5, 6, 6};  // not a multiple of the network's divisor 2
   EXPECT_THROW(predictor.predict(image, sliding), InputError);
+}
+
+// bf16 inference (where the CPU has native bf16): concurrent windows each open their own autocast,
+// and the probabilities stay within bf16's rounding of float32's.
+TEST(Predictor, Bf16ProbabilitiesStayCloseToFloat32) {
+  if (!cpuHasNativeBf16()) GTEST_SKIP() << "no native bf16 on this CPU (AutocastTest checks the refusal)";
+  auto d = tinyDescription();
+  torch::manual_seed(2);
+  const Predictor predictor(UNet3d(d.network), d);
+  const auto image = brainImage();
+  PredictorOptions fp32;
+  fp32.roi = std::array<int64_t, 3>{6, 6, 6};
+  fp32.probabilities = true;
+  fp32.windowWorkers = 2;
+  fp32.threads = 2;
+  PredictorOptions bf16 = fp32;
+  bf16.bf16 = true;
+  const auto a = predictor.predict(image, fp32), b = predictor.predict(image, bf16);
+  expectOnSourceGrid(b, image);
+  double worst = 0.0;
+  for (size_t i = 0; i < a.probabilities.data.size(); ++i)
+    worst = std::max(worst, double(std::abs(a.probabilities.data[i] - b.probabilities.data[i])));
+  EXPECT_GT(worst, 0.0) << "bf16 changed nothing: was autocast on?";
+  EXPECT_LT(worst, 0.05);
 }
 
 TEST(Predictor, WrongChannelCountNamesModalities) {

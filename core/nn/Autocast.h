@@ -1,0 +1,33 @@
+#pragma once
+// bf16 autocast for the scope's life, on the device a computation runs on: matrix products and
+// convolutions in bfloat16, reductions, norms and losses kept in float32 by LibTorch's autocast
+// lists. bf16 keeps float32's exponent range, so no loss scaling is needed (the C++ API has none).
+// Autocast is per thread: a scope covers the calling thread only, so work spread over threads
+// (concurrent windows, batch shards) opens one in each.
+#include <string>
+
+#include <torch/torch.h>
+
+namespace medseg {
+
+class Bf16Autocast {
+ public:
+  Bf16Autocast(const torch::Device& device, bool enabled);
+  ~Bf16Autocast();
+  Bf16Autocast(const Bf16Autocast&) = delete;
+  Bf16Autocast& operator=(const Bf16Autocast&) = delete;
+
+ private:
+  torch::DeviceType type_;
+  bool enabled_;
+};
+
+// Whether this CPU computes bf16 natively (AVX-512 BF16 or AMX): elsewhere oneDNN emulates it,
+// slower than float32.
+bool cpuHasNativeBf16();
+
+// The precision an option names: "fp32" (also "float32") or "bf16" (also "bfloat16"); InputError
+// otherwise. bf16 on a CPU without native bf16 is refused with that reason.
+bool parseBf16Precision(const std::string& name, const torch::Device& device);
+
+}  // namespace medseg

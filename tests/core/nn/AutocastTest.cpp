@@ -1,0 +1,63 @@
+#include <gtest/gtest.h>
+
+#include "core/nn/Autocast.h"
+#include "core/nn/UNet3d.h"
+#include "core/train/DataLoader.h"
+#include "core/train/TrainingEngine.h"
+#include "core/util/Interrupt.h"
+#include "support/TinyData.h"
+
+namespace medseg {
+namespace {
+
+TEST(Autocast, PrecisionNames) {
+  EXPECT_FALSE(parseBf16Precision("fp32", torch::kCPU));
+  EXPECT_FALSE(parseBf16Precision("float32", torch::kCPU));
+  EXPECT_THROW(parseBf16Precision("fp16", torch::kCPU), InputError);
+}
+
+// On a CPU with native bf16 the network's convolutions run in bf16 inside the scope (and only
+// there); elsewhere bf16 is refused with the reason, for inference and training alike.
+TEST(Autocast, Bf16OnTheCpuRunsWhereNativeAndIsRefusedElsewhere) {
+  auto config = test::tinyTrainConfig();
+  config.cpuBf16 = true;
+  if (!cpuHasNativeBf16()) {
+    EXPECT_THROW(parseBf16Precision("bf16", torch::kCPU), InputError);
+    EXPECT_THROW(TrainingEngine(config, torch::kCPU), InputError);
+    return;
+  }
+  EXPECT_TRUE(parseBf16Precision("bf16", torch::kCPU));
+  torch::NoGradGuard noGrad;
+  UNet3d network(config.network);
+  const auto x = torch::randn({1, config.network.inChannels, 16, 16, 16});
+  {
+    Bf16Autocast autocast(torch::kCPU, true);
+    EXPECT_EQ(network->forward(x).scalar_type(), torch::kBFloat16);
+  }
+  EXPECT_EQ(network->forward(x).scalar_type(), torch::kFloat);
+}
+
+TEST(Autocast, Bf16TrainingStepStaysCloseToFloat32) {
+  if (!cpuHasNativeBf16()) GTEST_SKIP() << "no native bf16 on this CPU (the refusal is tested above)";
+  auto config = test::tinyTrainConfig();
+  config.batchShards = 1;
+  TrainConfig bf16 = config;
+  bf16.cpuBf16 = true;
+  TrainingEngine a(config, torch::kCPU), b(bf16, torch::kCPU);
+  ASSERT_TRUE(b.mixedPrecision());
+  const auto tiny = test::makeTinyCase(0, 20);
+  auto cases = std::make_shared<std::vector<TrainingCase>>();
+  cases->push_back(makeTrainingCase(
+      "c0", torch::from_blob(const_cast<float*>(tiny.image.data.data()), {2, 20, 20, 20}).clone(),
+      torch::from_blob(const_cast<uint8_t*>(tiny.labels.data.data()), {20, 20, 20}, torch::kUInt8).clone(), {16, 16, 16}));
+  BatchFactory batches(cases, config);
+  for (int step = 0; step < 3; ++step) {
+    const Batch batch = batches.make(step);
+    const double fp32 = a.step(batch).loss, low = b.step(batch).loss;
+    EXPECT_TRUE(std::isfinite(low));
+    EXPECT_NEAR(low, fp32, 0.05 * fp32) << "step " << step;  // bf16 keeps 8 bits of mantissa
+  }
+}
+
+}  // namespace
+}  // namespace medseg
