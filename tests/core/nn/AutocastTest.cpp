@@ -45,12 +45,7 @@ TEST(Autocast, Bf16TrainingStepStaysCloseToFloat32) {
   bf16.cpuBf16 = true;
   TrainingEngine a(config, torch::kCPU), b(bf16, torch::kCPU);
   ASSERT_TRUE(b.mixedPrecision());
-  const auto tiny = test::makeTinyCase(0, 20);
-  auto cases = std::make_shared<std::vector<TrainingCase>>();
-  cases->push_back(makeTrainingCase(
-      "c0", torch::from_blob(const_cast<float*>(tiny.image.data.data()), {2, 20, 20, 20}).clone(),
-      torch::from_blob(const_cast<uint8_t*>(tiny.labels.data.data()), {20, 20, 20}, torch::kUInt8).clone(), {16, 16, 16}));
-  BatchFactory batches(cases, config);
+  BatchFactory batches(test::tinyTrainingCases(1), config);
   for (int step = 0; step < 3; ++step) {
     const Batch batch = batches.make(step);
     const double fp32 = a.step(batch).loss, low = b.step(batch).loss;

@@ -9,17 +9,6 @@
 namespace medseg {
 namespace {
 
-std::shared_ptr<std::vector<TrainingCase>> tinyCases(int count) {
-  auto cases = std::make_shared<std::vector<TrainingCase>>();
-  for (int i = 0; i < count; ++i) {
-    const auto tiny = test::makeTinyCase(i, 20);
-    cases->push_back(makeTrainingCase(
-        "c" + std::to_string(i), torch::from_blob(const_cast<float*>(tiny.image.data.data()), {2, 20, 20, 20}).clone(),
-        torch::from_blob(const_cast<uint8_t*>(tiny.labels.data.data()), {20, 20, 20}, torch::kUInt8).clone(), {16, 16, 16}));
-  }
-  return cases;
-}
-
 double maxRelativeDifference(const torch::Tensor& a, const torch::Tensor& b) {
   return ((a - b).abs().max() / b.abs().max().clamp_min(1e-30)).item<double>();
 }
@@ -38,7 +27,7 @@ void expectShardsMatchWholeBatch(TrainConfig config, int64_t shards) {
   TrainingEngine reference(whole, torch::kCPU), sharded(config, torch::kCPU);
   ASSERT_EQ(reference.batchShards(), 1);
   ASSERT_EQ(sharded.batchShards(), shards);
-  BatchFactory batches(tinyCases(3), config);
+  BatchFactory batches(test::tinyTrainingCases(3), config);
   for (int step = 0; step < 3; ++step) {
     const Batch batch = batches.make(step);
     const StepStats a = reference.step(batch), b = sharded.step(batch);

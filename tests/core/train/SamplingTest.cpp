@@ -102,14 +102,7 @@ TEST(Augmentation, IntensityChangesStayFiniteAndSeeded) {
 }
 
 TEST(DataLoader, BatchesDependOnlyOnSeedAndStep) {
-  auto cases = std::make_shared<std::vector<TrainingCase>>();
-  for (int i = 0; i < 3; ++i) {
-    const auto tiny = test::makeTinyCase(i, 20);
-    cases->push_back(makeTrainingCase("c" + std::to_string(i),
-                                      torch::from_blob(const_cast<float*>(tiny.image.data.data()), {2, 20, 20, 20}).clone(),
-                                      torch::from_blob(const_cast<uint8_t*>(tiny.labels.data.data()), {20, 20, 20}, torch::kUInt8).clone(),
-                                      {16, 16, 16}));
-  }
+  const auto cases = test::tinyTrainingCases(3);
   auto config = test::tinyTrainConfig();
   BatchFactory factory(cases, config);
   LoaderConfig threaded{3, 4}, inline_{0, 1};

@@ -16,17 +16,6 @@
 namespace medseg {
 namespace {
 
-std::shared_ptr<std::vector<TrainingCase>> tinyCases(int count) {
-  auto cases = std::make_shared<std::vector<TrainingCase>>();
-  for (int i = 0; i < count; ++i) {
-    const auto tiny = test::makeTinyCase(i, 20);
-    cases->push_back(makeTrainingCase(
-        "c" + std::to_string(i), torch::from_blob(const_cast<float*>(tiny.image.data.data()), {2, 20, 20, 20}).clone(),
-        torch::from_blob(const_cast<uint8_t*>(tiny.labels.data.data()), {20, 20, 20}, torch::kUInt8).clone(), {16, 16, 16}));
-  }
-  return cases;
-}
-
 TEST(TrainingEngine, LossDecreasesOnATinyVolume) {
   torch::set_num_threads(1);
   auto config = test::tinyTrainConfig();
@@ -37,7 +26,7 @@ TEST(TrainingEngine, LossDecreasesOnATinyVolume) {
   config.schedule.name = "constant";
   config.network.baseFilters = 8;
   TrainingEngine engine(config, torch::kCPU);
-  BatchFactory batches(tinyCases(3), config);
+  BatchFactory batches(test::tinyTrainingCases(3), config);
   std::vector<double> losses;
   for (int i = 0; i < 40; ++i) {
     const auto stats = engine.step(batches.make(engine.stepIndex()));
@@ -59,7 +48,7 @@ TEST(TrainingEngine, DeepSupervisionAndLabelsModeTrain) {
   config.optimizer.name = "sgd";
   config.optimizer.lr = 0.01;
   TrainingEngine engine(config, torch::kCPU);
-  BatchFactory batches(tinyCases(2), config);
+  BatchFactory batches(test::tinyTrainingCases(2), config);
   const auto stats = engine.step(batches.make(0));
   EXPECT_TRUE(std::isfinite(stats.loss));
   EXPECT_GT(stats.gradNorm, 0.0);
