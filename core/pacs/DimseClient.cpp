@@ -4,7 +4,7 @@ namespace medseg {
 
 std::string DimseClient::echo() {
   echoPacs(peer_, config_);
-  return "C-ECHO as " + config_.aeTitle;
+  return "C-ECHO as " + config_.aeTitle + (config_.tls.enabled() ? " over TLS" : "");
 }
 
 std::vector<PacsStudy> DimseClient::findStudies(const PacsFilter& filter) { return medseg::findStudies(peer_, config_, filter); }

@@ -5,13 +5,39 @@
 #include <dcmtk/config/osconfig.h>
 #include <dcmtk/dcmnet/scu.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/pacs/PacsConfig.h"
 #include "core/pacs/PacsPeer.h"
 
+class DcmTLSTransportLayer;
+
 namespace medseg::pacs_detail {
+
+// DCMTK's SCU with its TLS hook made reachable (DcmSCU keeps useSecureConnection protected for its
+// subclass DcmTLSSCU, whose own layer set-up would replace ours).
+class Scu : public DcmSCU {
+ public:
+  using DcmSCU::useSecureConnection;
+};
+
+// The TLS layer of one association when the PACS config asks for TLS (PacsConfig::tls), nothing
+// otherwise. DCMTK does not own it, so it is declared before the DcmSCU it serves and outlives it.
+class TransportSecurity {
+ public:
+  TransportSecurity();
+  ~TransportSecurity();
+  TransportSecurity(const TransportSecurity&) = delete;
+  TransportSecurity& operator=(const TransportSecurity&) = delete;
+  // After scu.initNetwork(): loads the CA certificates (and our certificate and key) and makes the
+  // association a TLS one. InputError for files OpenSSL cannot read or a key that does not match.
+  void apply(Scu& scu, const PacsConfig& config);
+
+ private:
+  std::unique_ptr<DcmTLSTransportLayer> layer_;
+};
 
 // Presentation contexts to propose: an abstract syntax, its transfer syntaxes, and our role.
 struct ProposedContext {
@@ -31,12 +57,13 @@ std::vector<std::string> compressedTransferSyntaxes();
 // Silences DCMTK's own logger (its messages would interleave with --json output); ours say it all.
 void quietDcmtkLogging();
 
-// Opens the association; PacsError (unreachable, timed out) or InputError (rejected: AE titles).
-void openAssociation(DcmSCU& scu, const PacsPeer& peer, const PacsConfig& config,
+// Opens the association (over TLS when config.tls is enabled); PacsError (unreachable, timed out,
+// a failed TLS handshake) or InputError (rejected: AE titles).
+void openAssociation(Scu& scu, TransportSecurity& security, const PacsPeer& peer, const PacsConfig& config,
                      const std::vector<ProposedContext>& contexts);
 
 // The presentation context accepted for `abstractSyntax`; PacsError naming the service otherwise.
-T_ASC_PresentationContextID acceptedContext(DcmSCU& scu, const PacsPeer& peer, const std::string& abstractSyntax,
+T_ASC_PresentationContextID acceptedContext(Scu& scu, const PacsPeer& peer, const std::string& abstractSyntax,
                                             const std::string& service);
 
 // "<what> with PEER failed: <DCMTK's text>" as a PacsError.

@@ -16,6 +16,32 @@ int positiveSeconds(const nlohmann::json& value, const std::string& key, const s
     throw InputError(source + ": " + key + " must be a whole number of seconds from 1 to 86400");
   return value.get<int>();
 }
+// "tls": {...}: file names resolved against the config file's folder, each checked to exist.
+PacsTls parseTls(const nlohmann::json& value, const std::string& source) {
+  if (!value.is_object())
+    throw InputError(source + ": tls must be an object with ca_certificates (and certificate, private_key)");
+  const fs::path folder = source == "defaults" ? fs::path() : fs::path(source).parent_path();
+  PacsTls tls;
+  for (const auto& [key, file] : value.items()) {
+    if (!file.is_string() || file.get<std::string>().empty())
+      throw InputError(source + ": tls." + key + " must be a file name");
+    fs::path path = file.get<std::string>();
+    if (path.is_relative() && !folder.empty()) path = folder / path;
+    std::error_code ec;
+    if (key == "ca_certificates" || key == "certificate" || key == "private_key") {
+      if (!fs::is_regular_file(path, ec)) throw InputError(source + ": tls." + key + ": " + path.string() + " does not exist");
+    }
+    if (key == "ca_certificates") tls.caCertificates = path;
+    else if (key == "certificate") tls.certificate = path;
+    else if (key == "private_key") tls.privateKey = path;
+    else throw InputError(source + ": unknown key 'tls." + key + "' (known: ca_certificates, certificate, private_key)");
+  }
+  if (tls.caCertificates.empty())
+    throw InputError(source + ": tls needs ca_certificates (the PEM certificates the peer's certificate is checked against)");
+  if (tls.certificate.empty() != tls.privateKey.empty())
+    throw InputError(source + ": tls.certificate and tls.private_key go together (our certificate and its key)");
+  return tls;
+}
 }  // namespace
 
 PacsConfig parsePacsConfig(const std::string& jsonText, const std::string& source) {
@@ -47,9 +73,11 @@ PacsConfig parsePacsConfig(const std::string& jsonText, const std::string& sourc
         if (isDicomWebServer(text)) config.dicomWebPeers[name] = parseDicomWebServer(text);
         else config.peers[name] = parsePacsPeer(text, PacsConfig{});
       }
+    } else if (key == "tls") {
+      config.tls = parseTls(value, source);
     } else {
       throw InputError(source + ": unknown key '" + key +
-                       "' (known: ae_title, connect_timeout_seconds, dimse_timeout_seconds, peers)");
+                       "' (known: ae_title, connect_timeout_seconds, dimse_timeout_seconds, peers, tls)");
     }
   }
   return config;

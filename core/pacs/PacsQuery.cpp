@@ -25,7 +25,7 @@ std::string text(DcmDataset* dataset, const DcmTagKey& tag) {
 class FindSession {
  public:
   FindSession(const PacsPeer& peer, const PacsConfig& config) : peer_(peer) {
-    openAssociation(scu_, peer, config, {{kFindModel, uncompressedTransferSyntaxes()}});
+    openAssociation(scu_, security_, peer, config, {{kFindModel, uncompressedTransferSyntaxes()}});
     context_ = acceptedContext(scu_, peer, kFindModel, "C-FIND");
   }
   ~FindSession() { scu_.releaseAssociation(); }
@@ -55,7 +55,8 @@ class FindSession {
     std::snprintf(buffer, sizeof buffer, "%04x", value);
     return buffer;
   }
-  DcmSCU scu_;
+  TransportSecurity security_;  // before scu_: outlives it
+  Scu scu_;
   PacsPeer peer_;
   T_ASC_PresentationContextID context_ = 0;
 };
@@ -115,8 +116,9 @@ std::vector<PacsSeries> seriesOf(FindSession& session, const std::string& studyU
 }  // namespace
 
 void echoPacs(const PacsPeer& peer, const PacsConfig& config) {
-  DcmSCU scu;
-  openAssociation(scu, peer, config, {{UID_VerificationSOPClass, uncompressedTransferSyntaxes()}});
+  TransportSecurity security;
+  Scu scu;
+  openAssociation(scu, security, peer, config, {{UID_VerificationSOPClass, uncompressedTransferSyntaxes()}});
   const auto context = acceptedContext(scu, peer, UID_VerificationSOPClass, "C-ECHO");
   const OFCondition condition = scu.sendECHORequest(context);
   scu.releaseAssociation();

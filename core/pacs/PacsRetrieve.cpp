@@ -24,7 +24,7 @@ const char* const kRetrievedStorageClasses[] = {
     UID_RTStructureSetStorage,   UID_MultiframeGrayscaleWordSecondaryCaptureImageStorage};
 
 // DcmSCU's C-GET handler, counting what arrives and stopping on a requested interrupt.
-class SeriesReceiver : public DcmSCU {
+class SeriesReceiver : public Scu {
  public:
   SeriesReceiver(int64_t expected, const RetrieveProgress& progress) : expected_(expected), progress_(progress) {}
   int64_t received() const { return received_; }
@@ -73,6 +73,7 @@ RetrieveResult retrieveSeries(const PacsPeer& peer, const PacsConfig& config, co
   const PacsSeries& series = found.front().series;
   const std::string studyUid = found.front().study.studyUid;
 
+  TransportSecurity security;  // before scu: outlives it
   SeriesReceiver scu(series.instances, progress);
   std::vector<ProposedContext> contexts{{kGetModel, uncompressedTransferSyntaxes()}};
   // An association holds at most 128 contexts, and each storage class takes 11 here (uncompressed,
@@ -81,7 +82,7 @@ RetrieveResult retrieveSeries(const PacsPeer& peer, const PacsConfig& config, co
     contexts.push_back({storage, uncompressedTransferSyntaxes(), ASC_SC_ROLE_SCP});
     for (const auto& syntax : compressedTransferSyntaxes()) contexts.push_back({storage, {syntax}, ASC_SC_ROLE_SCP});
   }
-  openAssociation(scu, peer, config, contexts);
+  openAssociation(scu, security, peer, config, contexts);
   const auto context = acceptedContext(scu, peer, kGetModel, "C-GET");
 
   scu.setStorageDir(staged.staging().c_str());

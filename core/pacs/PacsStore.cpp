@@ -35,8 +35,9 @@ std::vector<StoredInstance> storeFiles(const PacsPeer& peer, const PacsConfig& c
     contexts.push_back(native);
     contexts.push_back({sopClass, uncompressedTransferSyntaxes()});
   }
-  DcmSCU scu;
-  openAssociation(scu, peer, config, contexts);
+  TransportSecurity security;  // before scu: outlives it
+  Scu scu;
+  openAssociation(scu, security, peer, config, contexts);
   std::vector<StoredInstance> stored;
   try {
     for (size_t i = 0; i < files.size(); ++i) {

@@ -5,7 +5,8 @@
 // C-FIND, C-GET and C-STORE from any calling AE, and answers its REST API on the HTTP port
 // (httpGet), which the tests use to look at what was stored. With OrthancOptions::dicomWeb it also
 // loads Debian's DICOMweb plugin (package orthanc-dicomweb) and serves QIDO-RS, WADO-RS and
-// STOW-RS under dicomWebRoot() (http://127.0.0.1:PORT/dicom-web).
+// STOW-RS under dicomWebRoot() (http://127.0.0.1:PORT/dicom-web); with OrthancOptions::tlsCertificate
+// its DICOM port speaks TLS only.
 #include <chrono>
 #include <filesystem>
 #include <memory>
@@ -32,6 +33,9 @@ inline std::string orthancDicomWebPlugin() {
 struct OrthancOptions {
   std::string aeTitle = "ORTHANCTEST";
   bool dicomWeb = false;  // load the DICOMweb plugin (orthancDicomWebPlugin() must exist)
+  // DICOM TLS on the DICOM port (PEM files; every association must be TLS, and the client must
+  // show a certificate signed by tlsTrustedCertificates) when tlsCertificate is set.
+  std::string tlsCertificate, tlsPrivateKey, tlsTrustedCertificates;
 };
 
 class OrthancServer {
@@ -45,13 +49,18 @@ class OrthancServer {
       if (plugin.empty()) throw std::runtime_error("Orthanc's DICOMweb plugin is not installed (Debian package orthanc-dicomweb)");
       plugins = "[\"" + plugin + "\"],\n  \"DicomWeb\": {\"Enable\": true, \"Root\": \"/dicom-web/\"}";
     }
+    std::string tls;
+    if (!options.tlsCertificate.empty())
+      tls = "  \"DicomTlsEnabled\": true,\n  \"DicomTlsCertificate\": \"" + options.tlsCertificate +
+            "\",\n  \"DicomTlsPrivateKey\": \"" + options.tlsPrivateKey + "\",\n  \"DicomTlsTrustedCertificates\": \"" +
+            options.tlsTrustedCertificates + "\",\n  \"DicomTlsRemoteCertificateRequired\": true,\n";
     const std::string config =
         "{\n  \"Name\": \"medseg-test\",\n  \"StorageDirectory\": \"" + (dir_ / "storage").string() +
         "\",\n  \"IndexDirectory\": \"" + (dir_ / "storage").string() + "\",\n  \"DicomAet\": \"" + aeTitle_ +
         "\",\n  \"DicomPort\": " + std::to_string(dicomPort_) + ",\n  \"HttpPort\": " + std::to_string(httpPort_) +
         ",\n  \"RemoteAccessAllowed\": false,\n  \"AuthenticationEnabled\": false,\n  \"DicomCheckCalledAet\": true,\n"
-        "  \"DicomAlwaysAllowEcho\": true,\n  \"DicomAlwaysAllowStore\": true,\n  \"DicomAlwaysAllowFind\": true,\n"
-        "  \"DicomAlwaysAllowGet\": true,\n  \"DicomAlwaysAllowMove\": true,\n  \"UnknownSopClassAccepted\": true,\n"
+        "  \"DicomAlwaysAllowEcho\": true,\n  \"DicomAlwaysAllowStore\": true,\n  \"DicomAlwaysAllowFind\": true,\n" +
+        tls + "  \"DicomAlwaysAllowGet\": true,\n  \"DicomAlwaysAllowMove\": true,\n  \"UnknownSopClassAccepted\": true,\n"
         "  \"Plugins\": " + plugins + ",\n  \"StableAge\": 1,\n  \"SaveJobs\": false\n}\n";
     writeFileAtomically(dir_ / "orthanc.json", config);
     log_ = std::make_unique<LogFile>(dir_ / "orthanc.log");

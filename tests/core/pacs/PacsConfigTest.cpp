@@ -1,6 +1,11 @@
 // The PACS config file, peer addresses and pacs:// URIs: what is accepted, and the messages for
 // what is not (all InputError, exit 3).
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "core/util/AtomicFile.h"
 
 #include "core/pacs/PacsConfig.h"
 #include "core/pacs/PacsPeer.h"
@@ -42,6 +47,31 @@ TEST(PacsConfig, RefusesUnknownKeysBadTimeoutsAndAeTitles) {
             std::string::npos);
   EXPECT_NE(messageOf([] { parsePacsConfig("{not json", "p.json"); }).find("p.json: not valid JSON"), std::string::npos);
   EXPECT_NE(messageOf([] { loadPacsConfig("/nonexistent/pacs.json"); }).find("does not exist"), std::string::npos);
+}
+
+TEST(PacsConfig, TlsFilesAreTheConfigFoldersAndChecked) {
+  const auto dir = std::filesystem::temp_directory_path() / ("medseg-pacs-tls-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  for (const char* name : {"ca.pem", "me.pem", "me.key"}) writeFileAtomically(dir / name, "-----BEGIN CERTIFICATE-----\n");
+  writeFileAtomically(dir / "pacs.json", R"({"tls": {"ca_certificates": "ca.pem", "certificate": "me.pem", "private_key": "me.key"}})");
+  const PacsConfig c = loadPacsConfig(dir / "pacs.json");
+  EXPECT_TRUE(c.tls.enabled());
+  EXPECT_EQ(c.tls.caCertificates, dir / "ca.pem");
+  EXPECT_EQ(c.tls.privateKey, dir / "me.key");
+  EXPECT_FALSE(PacsConfig{}.tls.enabled());
+  const std::string source = (dir / "pacs.json").string();
+  EXPECT_NE(messageOf([&] { parsePacsConfig(R"({"tls": {"ca_certificates": "missing.pem"}})", source); })
+                .find("tls.ca_certificates: " + (dir / "missing.pem").string() + " does not exist"),
+            std::string::npos);
+  EXPECT_NE(messageOf([&] { parsePacsConfig(R"({"tls": {"ca_certificates": "ca.pem", "certificate": "me.pem"}})", source); })
+                .find("go together"),
+            std::string::npos);
+  EXPECT_NE(messageOf([&] { parsePacsConfig(R"({"tls": {"certificate": "me.pem", "private_key": "me.key"}})", source); })
+                .find("needs ca_certificates"),
+            std::string::npos);
+  EXPECT_NE(messageOf([&] { parsePacsConfig(R"({"tls": {"ca": "ca.pem"}})", source); }).find("unknown key 'tls.ca'"),
+            std::string::npos);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(PacsPeer, ParsesAddressesAndPacsUris) {
