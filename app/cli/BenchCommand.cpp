@@ -141,20 +141,22 @@ std::shared_ptr<const std::vector<TrainingCase>> benchCases(const BenchOptions& 
 
 nlohmann::json benchTraining(const BenchOptions& o, TrainingEngine& engine, Reporter& reporter) {
   const TrainConfig& config = engine.config();
+  // Steps that choose batch_shards by timing (ShardChoice) are warm-up too: they try both ways.
+  const int64_t warmup = o.warmup + (engine.choosingBatchShards() ? ShardChoice::kTrialSteps : 0);
   BatchFactory factory(benchCases(o), config);
-  DataLoader loader(std::move(factory), config.loader, 0, o.warmup + o.steps);
-  Progress progress(reporter, "bench train", o.warmup + o.steps);
+  DataLoader loader(std::move(factory), config.loader, 0, warmup + o.steps);
+  Progress progress(reporter, "bench train", warmup + o.steps);
   std::vector<double> stepSeconds;
   double loopSeconds = 0.0, waitAtWarmupEnd = 0.0, cpuAtWarmupEnd = processCpuSeconds();
-  for (int64_t s = 0; s < o.warmup + o.steps; ++s) {
+  for (int64_t s = 0; s < warmup + o.steps; ++s) {
     const auto start = std::chrono::steady_clock::now();
     const Batch batch = loader.next();
     const StepStats stats = engine.step(batch);
-    if (s == o.warmup - 1) {
+    if (s == warmup - 1) {
       waitAtWarmupEnd = loader.waitSeconds();
       cpuAtWarmupEnd = processCpuSeconds();
     }
-    if (s >= o.warmup) {
+    if (s >= warmup) {
       stepSeconds.push_back(stats.seconds);
       loopSeconds += secondsSince(start);
     }
@@ -165,7 +167,7 @@ nlohmann::json benchTraining(const BenchOptions& o, TrainingEngine& engine, Repo
   const double median = stepSeconds[stepSeconds.size() / 2];
   const double voxels = static_cast<double>(o.batch * o.patch * o.patch * o.patch);
   const double flopsPerStep = 3.0 * engine.model()->forwardFlopsPerVoxel() * voxels;  // backward ~ 2x forward
-  const double waited = loader.waitSeconds() - (o.warmup > 0 ? waitAtWarmupEnd : 0.0);
+  const double waited = loader.waitSeconds() - (warmup > 0 ? waitAtWarmupEnd : 0.0);
   const double cpuUtilisation = (processCpuSeconds() - cpuAtWarmupEnd) / std::max(1e-9, loopSeconds) / usableCores();
   return {{"step_s", median},
           {"cpu_utilisation", cpuUtilisation},
@@ -174,8 +176,8 @@ nlohmann::json benchTraining(const BenchOptions& o, TrainingEngine& engine, Repo
           {"data_wait_fraction", loopSeconds > 0 ? waited / loopSeconds : 0.0},
           // The loader's own CPU time per batch, as a share of one core over a step: what it takes
           // from the network's cores (it runs beside them, at a lower priority).
-          {"loader_cpu_s_per_batch", loader.cpuSeconds() / double(o.warmup + o.steps)},
-          {"loader_cpu_share_of_a_core", loader.cpuSeconds() / double(o.warmup + o.steps) / median},
+          {"loader_cpu_s_per_batch", loader.cpuSeconds() / double(warmup + o.steps)},
+          {"loader_cpu_share_of_a_core", loader.cpuSeconds() / double(warmup + o.steps) / median},
           {"batch_shards", engine.batchShards()},
           {"batch", o.batch},
           {"patch", o.patch},

@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <random>
@@ -58,32 +59,17 @@ std::string firstValue(const json& object, const char* tag) {
   return {};
 }
 
-PacsStudy studyFrom(const json& d) {
-  PacsStudy study;
-  study.studyUid = firstValue(d, kStudyUid);
-  study.patientId = firstValue(d, kPatientId);
-  study.patientName = firstValue(d, kPatientName);
-  study.date = firstValue(d, kStudyDate);
-  study.description = firstValue(d, kStudyDescription);
-  return study;
+// A QIDO-RS answer's attributes by tag (DICOM JSON keys are the tag in 8 upper-case hex digits).
+AttributeText attributesOf(const json& d) {
+  return [&d](uint32_t tag) {
+    char key[9];
+    std::snprintf(key, sizeof key, "%08X", static_cast<unsigned>(tag));
+    return firstValue(d, key);
+  };
 }
 
-PacsSeries seriesFrom(const json& d) {
-  PacsSeries series;
-  series.seriesUid = firstValue(d, kSeriesUid);
-  series.modality = firstValue(d, kModality);
-  series.description = firstValue(d, kSeriesDescription);
-  series.number = firstValue(d, kSeriesNumber);
-  const std::string count = firstValue(d, kSeriesInstances);
-  if (!count.empty()) {
-    try {
-      series.instances = std::stoll(count);
-    } catch (const std::exception&) {
-      series.instances = -1;
-    }
-  }
-  return series;
-}
+PacsStudy studyFrom(const json& d) { return studyFromAttributes(attributesOf(d)); }
+PacsSeries seriesFrom(const json& d) { return seriesFromAttributes(attributesOf(d)); }
 
 std::string includeFields(std::initializer_list<const char*> tags) {
   std::string out;

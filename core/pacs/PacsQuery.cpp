@@ -61,32 +61,12 @@ class FindSession {
   T_ASC_PresentationContextID context_ = 0;
 };
 
-PacsStudy studyFrom(DcmDataset* d) {
-  PacsStudy study;
-  study.studyUid = text(d, DCM_StudyInstanceUID);
-  study.patientId = text(d, DCM_PatientID);
-  study.patientName = text(d, DCM_PatientName);
-  study.date = text(d, DCM_StudyDate);
-  study.description = text(d, DCM_StudyDescription);
-  return study;
+AttributeText attributesOf(DcmDataset* d) {
+  return [d](uint32_t tag) { return text(d, DcmTagKey(static_cast<Uint16>(tag >> 16), static_cast<Uint16>(tag & 0xFFFF))); };
 }
 
-PacsSeries seriesFrom(DcmDataset* d) {
-  PacsSeries series;
-  series.seriesUid = text(d, DCM_SeriesInstanceUID);
-  series.modality = text(d, DCM_Modality);
-  series.description = text(d, DCM_SeriesDescription);
-  series.number = text(d, DCM_SeriesNumber);
-  const std::string count = text(d, DCM_NumberOfSeriesRelatedInstances);
-  if (!count.empty()) {
-    try {
-      series.instances = std::stoll(count);
-    } catch (const std::exception&) {
-      series.instances = -1;
-    }
-  }
-  return series;
-}
+PacsStudy studyFrom(DcmDataset* d) { return studyFromAttributes(attributesOf(d)); }
+PacsSeries seriesFrom(DcmDataset* d) { return seriesFromAttributes(attributesOf(d)); }
 
 void studyKeys(DcmDataset& q) {
   q.putAndInsertString(DCM_PatientID, "");
@@ -114,6 +94,33 @@ std::vector<PacsSeries> seriesOf(FindSession& session, const std::string& studyU
   return out;
 }
 }  // namespace
+
+PacsStudy studyFromAttributes(const AttributeText& text) {
+  PacsStudy study;
+  study.studyUid = text(0x0020000D);     // StudyInstanceUID
+  study.patientId = text(0x00100020);    // PatientID
+  study.patientName = text(0x00100010);  // PatientName
+  study.date = text(0x00080020);         // StudyDate
+  study.description = text(0x00081030);  // StudyDescription
+  return study;
+}
+
+PacsSeries seriesFromAttributes(const AttributeText& text) {
+  PacsSeries series;
+  series.seriesUid = text(0x0020000E);    // SeriesInstanceUID
+  series.modality = text(0x00080060);     // Modality
+  series.description = text(0x0008103E);  // SeriesDescription
+  series.number = text(0x00200011);       // SeriesNumber
+  const std::string count = text(0x00201209);  // NumberOfSeriesRelatedInstances
+  if (!count.empty()) {
+    try {
+      series.instances = std::stoll(count);
+    } catch (const std::exception&) {
+      series.instances = -1;
+    }
+  }
+  return series;
+}
 
 void echoPacs(const PacsPeer& peer, const PacsConfig& config) {
   TransportSecurity security;

@@ -3,6 +3,7 @@
 // modality filter, each with its series. What `medseg pacs find` lists, what pacs:// inputs resolve
 // series through, and how a retrieve learns how many instances to expect.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,13 @@ struct PacsStudy {
   std::string description;  // StudyDescription
   std::vector<PacsSeries> series;
 };
+
+// A study's or series' fields read from any source of DICOM attributes: `text` gives an attribute's
+// first value as text ("" when absent) by its tag, (group << 16) | element. C-FIND answers (DCMTK
+// datasets) and QIDO-RS answers (DICOM JSON) are both read through these.
+using AttributeText = std::function<std::string(uint32_t tag)>;
+PacsStudy studyFromAttributes(const AttributeText& text);   // without its series
+PacsSeries seriesFromAttributes(const AttributeText& text);
 
 struct PacsFilter {
   std::string patientId;  // exact or with DICOM wildcards (* ?)

@@ -42,6 +42,29 @@ class ConcurrentShards {
   ThreadTeam team_;
 };
 
+// Whether shards pay on this machine and network, decided by timing them. LibTorch sends a
+// one-sample shard's small deep layers to other kernels than a whole batch's, so shards win on some
+// networks and lose on others (measured on one 2-core machine: a base-16 U-Net x1.9 faster, a
+// base-8 one x0.5; README, Benchmarks). The first four steps alternate sharded, whole, sharded,
+// whole, and the second of each decides (the first pays for allocations).
+class ShardChoice {
+ public:
+  static constexpr int kTrialSteps = 4;
+  explicit ShardChoice(bool measure) : trial_(measure ? 0 : kTrialSteps) {}
+  bool deciding() const { return trial_ < kTrialSteps; }
+  bool useShards() const { return deciding() ? trial_ % 2 == 0 : sharded_; }
+  void record(double stepSeconds) {
+    if (!deciding()) return;
+    seconds_[trial_++] = stepSeconds;
+    if (!deciding()) sharded_ = seconds_[2] <= seconds_[3];
+  }
+
+ private:
+  int trial_;
+  bool sharded_ = true;
+  double seconds_[kTrialSteps] = {};
+};
+
 // How many shards a CPU step runs at once: `requested` when above 0, else one per core of `cores`
 // up to the batch size; 1 (no shards) on a GPU, with batch norm, under bf16 autocast (its kernels use
 // the cores on a whole batch), or when there is one core or sample.

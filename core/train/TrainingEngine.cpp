@@ -32,6 +32,7 @@ TrainingEngine::TrainingEngine(const TrainConfig& config, torch::Device device)
   const int64_t cores = config.threads > 0 ? config.threads : usableCores();
   const int64_t shards = chooseBatchShards(config.batchShards, config.batchSize, cores, device.is_cpu(), config.network.norm, autocast_);
   if (shards > 1) shards_ = std::make_unique<ConcurrentShards>(shards, cores / shards);
+  shardChoice_ = ShardChoice(shards_ && config.batchShards == 0);  // chosen automatically: timed
 }
 
 StepStats TrainingEngine::step(const Batch& batch) {
@@ -47,7 +48,8 @@ StepStats TrainingEngine::step(const Batch& batch) {
   const auto& image = cast.image;
   const auto& target = cast.target;
   torch::Tensor loss;
-  if (shards_) {
+  const bool sharded = shards_ && shardChoice_.useShards();
+  if (sharded) {
     loss = shards_->lossAndGradients(*model_, loss_, config_.targets, image, target, autocast_);
   } else {
     {
@@ -67,6 +69,7 @@ StepStats TrainingEngine::step(const Batch& batch) {
   ++step_;
   if (device_.is_cuda()) torch::cuda::synchronize();
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (shards_) shardChoice_.record(stats.seconds);
   return stats;
 }
 

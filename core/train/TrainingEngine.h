@@ -53,7 +53,9 @@ class TrainingEngine {
   bool mixedPrecision() const { return autocast_; }
   int64_t stepIndex() const { return step_; }
   // Shards a step's batch is split into (1: none; config.batch_shards, ConcurrentShards.h).
-  int64_t batchShards() const { return shards_ ? shards_->shards() : 1; }
+  // While batch_shards is being chosen by timing (ShardChoice), the shards of the steps to come.
+  int64_t batchShards() const { return shards_ && shardChoice_.useShards() ? shards_->shards() : 1; }
+  bool choosingBatchShards() const { return shards_ && shardChoice_.deciding(); }
   void setStepIndex(int64_t step) { step_ = step; }
 
  private:
@@ -64,6 +66,7 @@ class TrainingEngine {
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   SegmentationLoss loss_;
   std::unique_ptr<ConcurrentShards> shards_;  // null: the whole batch in one forward and backward
+  ShardChoice shardChoice_{false};
   int64_t step_ = 0;
 };
 

@@ -23,6 +23,7 @@
 #include "core/io/ImageIO.h"
 #include "support/CuttingProxy.h"
 #include "support/PacsTestStudy.h"
+#include "support/SharedSuite.h"
 
 namespace medseg {
 namespace {
@@ -41,21 +42,11 @@ struct Shared {
   test::PacsTestStudy study;
   std::string gapStudyUid;
   std::string skip;
-  std::string failure;  // set when the suite's set-up failed
 };
-Shared* shared = nullptr;
+test::SharedSuite<Shared> shared;
 
 class PacsCli : public ::testing::Test {
  protected:
-  // Set up once, by the first test that runs (not in SetUpTestSuite: GoogleTest shows every test
-  // of a suite whose SetUpTestSuite failed as skipped, and ctest counts skips as passes). A failed
-  // set-up fails that test and every later one.
-  static void setUpOnce() {
-    if (shared) return;
-    shared = new Shared;
-    prepare();
-    if (::testing::Test::HasFailure()) shared->failure = "the suite's set-up failed (see the first test's output)";
-  }
   static void prepare() {
     shared->skip = test::pacsTestsSkipReason(/*dicomWeb=*/false);
     if (!shared->skip.empty()) return;
@@ -77,14 +68,11 @@ class PacsCli : public ::testing::Test {
     if (::testing::Test::HasFatalFailure()) return;
     test::uploadSeries(*shared->orthanc, gap, test::TransferSyntax::Deflate);
   }
-  static void TearDownTestSuite() {
-    delete shared;
-    shared = nullptr;
-  }
+  static void TearDownTestSuite() { shared.reset(); }
   void SetUp() override {
-    setUpOnce();
+    const bool ready = shared.prepareOnce(prepare);  // in the first test (tests/support/SharedSuite.h)
     if (!shared->skip.empty()) GTEST_SKIP() << shared->skip;
-    ASSERT_TRUE(shared->failure.empty() && shared->orthanc) << shared->failure;
+    ASSERT_TRUE(ready && shared->orthanc) << shared.failure();
   }
   std::string pacsUri(const std::string& uid) const { return "pacs://" + shared->orthanc->server() + "/" + uid; }
 };

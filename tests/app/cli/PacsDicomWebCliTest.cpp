@@ -22,6 +22,7 @@
 #include "core/util/AtomicFile.h"
 #include "support/CuttingProxy.h"
 #include "support/PacsTestStudy.h"
+#include "support/SharedSuite.h"
 
 namespace medseg {
 namespace {
@@ -37,20 +38,11 @@ struct Shared {
   std::unique_ptr<test::OrthancServer> orthanc;
   test::PacsTestStudy study;
   std::string skip;
-  std::string failure;
 };
-Shared* shared = nullptr;
+test::SharedSuite<Shared> shared;
 
 class PacsDicomWebCli : public ::testing::Test {
  protected:
-  // Set up by the first test that runs, not in SetUpTestSuite (whose failure GoogleTest reports as
-  // skips, which ctest counts as passes); a failed set-up fails every test.
-  static void setUpOnce() {
-    if (shared) return;
-    shared = new Shared;
-    prepare();
-    if (::testing::Test::HasFailure()) shared->failure = "the suite's set-up failed (see the first test's output)";
-  }
   static void prepare() {
     shared->skip = test::pacsTestsSkipReason(/*dicomWeb=*/true);
     if (!shared->skip.empty()) return;
@@ -63,14 +55,11 @@ class PacsDicomWebCli : public ::testing::Test {
     shared->orthanc = std::make_unique<test::OrthancServer>(root / "orthanc", options);
     test::uploadPacsTestStudy(*shared->orthanc, shared->study);
   }
-  static void TearDownTestSuite() {
-    delete shared;
-    shared = nullptr;
-  }
+  static void TearDownTestSuite() { shared.reset(); }
   void SetUp() override {
-    setUpOnce();
+    const bool ready = shared.prepareOnce(prepare);  // in the first test (tests/support/SharedSuite.h)
     if (!shared->skip.empty()) GTEST_SKIP() << shared->skip;
-    ASSERT_TRUE(shared->failure.empty() && shared->orthanc) << shared->failure;
+    ASSERT_TRUE(ready && shared->orthanc) << shared.failure();
   }
   static std::string web() { return shared->orthanc->dicomWebRoot(); }
   static std::string dimse() { return shared->orthanc->server(); }

@@ -14,6 +14,7 @@
 #include "core/io/ImageIO.h"
 #include "core/util/AtomicFile.h"
 #include "support/PacsTestStudy.h"
+#include "support/SharedSuite.h"
 
 namespace medseg {
 namespace {
@@ -28,9 +29,8 @@ struct Shared {
   fs::path series;   // as uploaded
   std::string seriesUid;
   std::string skip;
-  std::string failure;
 };
-Shared* shared = nullptr;
+test::SharedSuite<Shared> shared;
 
 // A key and a certificate signed by `ca` (or self-signed when ca is empty), PEM, in `dir`.
 void makeCertificate(const fs::path& dir, const std::string& name, const std::string& ca) {
@@ -48,17 +48,6 @@ void makeCertificate(const fs::path& dir, const std::string& name, const std::st
 
 class PacsTlsCli : public ::testing::Test {
  protected:
-  // Set up by the first test, not in SetUpTestSuite (whose failures ctest would count as passes).
-  static void setUpOnce() {
-    if (shared) return;
-    shared = new Shared;
-    try {
-      prepare();
-    } catch (const std::exception& e) {
-      ADD_FAILURE() << e.what();
-    }
-    if (::testing::Test::HasFailure()) shared->failure = "the suite's set-up failed (see the first test's output)";
-  }
   static void prepare() {
     shared->skip = test::pacsTestsSkipReason(/*dicomWeb=*/false);
     if (shared->skip.empty() && !test::haveProgram("openssl")) shared->skip = "openssl is not installed (Debian package openssl)";
@@ -101,14 +90,11 @@ class PacsTlsCli : public ::testing::Test {
                                                                 "connect_timeout_seconds": 5, "dimse_timeout_seconds": 10})");
     writeFileAtomically(pki / "plain.json", R"({"connect_timeout_seconds": 5, "dimse_timeout_seconds": 10})");
   }
-  static void TearDownTestSuite() {
-    delete shared;
-    shared = nullptr;
-  }
+  static void TearDownTestSuite() { shared.reset(); }
   void SetUp() override {
-    setUpOnce();
+    const bool ready = shared.prepareOnce(prepare);  // in the first test (tests/support/SharedSuite.h)
     if (!shared->skip.empty()) GTEST_SKIP() << shared->skip;
-    ASSERT_TRUE(shared->failure.empty() && shared->orthanc) << shared->failure;
+    ASSERT_TRUE(ready && shared->orthanc) << shared.failure();
   }
   static std::string config(const std::string& name) { return (shared->dir->path() / "pki" / (name + ".json")).string(); }
 };

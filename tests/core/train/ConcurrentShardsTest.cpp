@@ -74,5 +74,21 @@ TEST(ConcurrentShards, ChoiceFollowsCoresBatchDeviceAndNorm) {
   EXPECT_THROW(chooseBatchShards(2, 2, 2, true, "batch"), InputError);
 }
 
+TEST(ConcurrentShards, AutomaticChoiceTriesBothWaysAndKeepsTheFaster) {
+  ShardChoice slowShards(true);
+  for (double seconds : {9.0, 5.0, 3.0, 2.0}) {  // sharded, whole, sharded, whole: the second of each counts
+    EXPECT_TRUE(slowShards.deciding());
+    slowShards.record(seconds);
+  }
+  EXPECT_FALSE(slowShards.deciding());
+  EXPECT_FALSE(slowShards.useShards());
+  ShardChoice fastShards(true);
+  for (double seconds : {9.0, 5.0, 1.0, 2.0}) fastShards.record(seconds);
+  EXPECT_TRUE(fastShards.useShards());
+  ShardChoice asked(false);  // batch_shards given: no trial
+  EXPECT_FALSE(asked.deciding());
+  EXPECT_TRUE(asked.useShards());
+}
+
 }  // namespace
 }  // namespace medseg
