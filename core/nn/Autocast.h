@@ -22,8 +22,8 @@ class Bf16Autocast {
   bool enabled_;
 };
 
-// Whether this CPU computes bf16 natively (AVX-512 BF16 or AMX): elsewhere oneDNN emulates it,
-// slower than float32.
+// Whether this CPU computes bf16 natively (AVX-512 BF16 or AMX) and oneDNN may use it (a bf16
+// convolution is tried once): elsewhere bf16 is emulated, slower than float32, or fails.
 bool cpuHasNativeBf16();
 
 // The precision an option names: "fp32" (also "float32") or "bf16" (also "bfloat16"); InputError

@@ -24,8 +24,8 @@ TrainingEngine::TrainingEngine(const TrainConfig& config, torch::Device device)
       autocast_(config.dtype == ComputeDtype::Float32 && (device.is_cuda() ? config.mixedPrecision : config.cpuBf16)),
       loss_(config.loss, config.targets) {
   if (autocast_ && device.is_cpu() && !cpuHasNativeBf16())
-    throw InputError("cpu_bf16 needs a CPU with native bf16 (AVX-512 BF16 or AMX): this one would emulate it, slower "
-                     "than float32 (set cpu_bf16: false)");
+    throw InputError("cpu_bf16 needs a CPU with native bf16 (AVX-512 BF16 or AMX) that oneDNN may use (ONEDNN_MAX_CPU_ISA "
+                     "must allow it): here it would be emulated or fail (set cpu_bf16: false)");
   model_ = buildNetwork(config);
   model_->to(device_);
   optimizer_ = makeOptimizer(config.optimizer, model_->parameters());
