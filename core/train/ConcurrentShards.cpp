@@ -1,7 +1,6 @@
 #include "core/train/ConcurrentShards.h"
 
 #include <algorithm>
-#include <map>
 
 #include <omp.h>
 
@@ -18,12 +17,12 @@ struct ShardPass {
   std::vector<torch::Tensor> gradients;  // one per parameter (undefined: no contribution)
 };
 
-// Leaves standing for one shard's sums in the batch's loss, so their gradients can be read off.
-struct ShardLeaves {
-  std::vector<torch::Tensor> crossEntropy, intersection, predicted;  // one per head
+// A leaf standing for one of a shard's sums in the batch's loss, and the batch loss' gradient there.
+struct SumLeaf {
+  torch::Tensor sums;      // the shard's own sums (in its graph)
+  torch::Tensor leaf;      // detached copy the batch's loss is built from
+  torch::Tensor gradient;  // d(batch loss) / d(leaf); undefined: no contribution
 };
-
-torch::Tensor leafOf(const torch::Tensor& t) { return t.detach().requires_grad_(true); }
 
 }  // namespace
 
@@ -68,8 +67,11 @@ torch::Tensor ConcurrentShards::lossAndGradients(UNet3dImpl& network, const Segm
   // 2. The batch's loss from every shard's sums, and its gradient with respect to each shard's sums.
   const size_t heads = passes[0].heads.size();
   const auto weights = SegmentationLoss::deepSupervisionWeights(heads);
-  std::vector<ShardLeaves> leaves(count);
-  std::vector<torch::Tensor> allLeaves;
+  std::vector<std::vector<SumLeaf>> leaves(count);  // per shard, every head's sums
+  auto leafFor = [&](int64_t k, const torch::Tensor& sums) {
+    leaves[k].push_back({sums, sums.detach().requires_grad_(true), {}});
+    return leaves[k].back().leaf;
+  };
   torch::Tensor total;
   for (size_t h = 0; h < heads; ++h) {
     torch::Tensor crossEntropy;
@@ -77,17 +79,11 @@ torch::Tensor ConcurrentShards::lossAndGradients(UNet3dImpl& network, const Segm
     for (int64_t k = 0; k < count; ++k) {
       const LossSums& s = passes[k].heads[h];
       const double share = double(first[k + 1] - first[k]) / double(samples);  // shards' voxel shares
-      leaves[k].crossEntropy.push_back(leafOf(s.crossEntropy));
-      allLeaves.push_back(leaves[k].crossEntropy.back());
-      const auto term = share * leaves[k].crossEntropy.back();
+      const auto term = share * leafFor(k, s.crossEntropy);
       crossEntropy = crossEntropy.defined() ? crossEntropy + term : term;
       if (!s.hasDice()) continue;
-      leaves[k].intersection.push_back(leafOf(s.intersection));
-      leaves[k].predicted.push_back(leafOf(s.predicted));
-      allLeaves.push_back(leaves[k].intersection.back());
-      allLeaves.push_back(leaves[k].predicted.back());
-      intersection.push_back(leaves[k].intersection.back());
-      predicted.push_back(leaves[k].predicted.back());
+      intersection.push_back(leafFor(k, s.intersection));
+      predicted.push_back(leafFor(k, s.predicted));
       reference.push_back(s.reference.detach());
     }
     const bool dice = !intersection.empty();
@@ -96,32 +92,29 @@ torch::Tensor ConcurrentShards::lossAndGradients(UNet3dImpl& network, const Segm
     const auto term = weights[h] * headLoss;
     total = total.defined() ? total + term : term;
   }
+  std::vector<torch::Tensor> allLeaves;
+  for (const auto& shard : leaves)
+    for (const auto& l : shard) allLeaves.push_back(l.leaf);
   const auto sumGradients = torch::autograd::grad({total}, allLeaves, {}, /*retain_graph=*/false, /*create_graph=*/false,
                                                   /*allow_unused=*/true);
-  std::map<const torch::TensorImpl*, torch::Tensor> gradientOf;
-  for (size_t i = 0; i < allLeaves.size(); ++i) gradientOf[allLeaves[i].unsafeGetTensorImpl()] = sumGradients[i];
+  size_t next = 0;
+  for (auto& shard : leaves)
+    for (auto& l : shard) l.gradient = sumGradients[next++];
 
   // 3. Each shard's backward of its share of the batch's loss, at once.
   const auto parameters = network.parameters();
   team_.run(count, [&](int64_t k) {
     torch::Tensor share;
-    auto add = [&](const torch::Tensor& sums, const torch::Tensor& leaf) {
-      const auto& gradient = gradientOf.at(leaf.unsafeGetTensorImpl());
-      if (!gradient.defined()) return;
-      const auto term = (gradient * sums).sum();
+    for (const auto& l : leaves[k]) {
+      if (!l.gradient.defined()) continue;
+      const auto term = (l.gradient * l.sums).sum();
       share = share.defined() ? share + term : term;
-    };
-    for (size_t h = 0; h < heads; ++h) {
-      const LossSums& s = passes[k].heads[h];
-      add(s.crossEntropy, leaves[k].crossEntropy[h]);
-      if (!s.hasDice()) continue;
-      add(s.intersection, leaves[k].intersection[h]);
-      add(s.predicted, leaves[k].predicted[h]);
     }
+    leaves[k].clear();
+    passes[k].heads.clear();  // the graph's memory goes with the thread's last reference
     if (!share.defined()) return;
     passes[k].gradients = torch::autograd::grad({share}, parameters, {}, /*retain_graph=*/false,
                                                 /*create_graph=*/false, /*allow_unused=*/true);
-    passes[k].heads.clear();  // the graph's memory goes with the thread's last reference
   });
 
   // 4. The batch gradient, added in shard order (reproducible).
