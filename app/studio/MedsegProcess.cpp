@@ -10,6 +10,10 @@
 namespace medseg::studio {
 
 MedsegProcess::MedsegProcess(QObject* parent) : QObject(parent) {
+  killTimer_.setSingleShot(true);
+  connect(&killTimer_, &QTimer::timeout, this, [this] {
+    if (isRunning()) process_.kill();
+  });
   connect(&process_, &QProcess::readyReadStandardOutput, this, &MedsegProcess::readStandardOutput);
   connect(&process_, &QProcess::readyReadStandardError, this, &MedsegProcess::readStandardError);
   connect(&process_, &QProcess::errorOccurred, this, [this](QProcess::ProcessError error) {
@@ -19,6 +23,7 @@ MedsegProcess::MedsegProcess(QObject* parent) : QObject(parent) {
     }
   });
   connect(&process_, &QProcess::finished, this, [this](int exitCode, QProcess::ExitStatus status) {
+    killTimer_.stop();
     readStandardOutput();
     readStandardError();
     const bool ok = status == QProcess::NormalExit && exitCode == 0;
@@ -54,15 +59,14 @@ void MedsegProcess::start(const QStringList& arguments) {
   lastError_.clear();
   pendingOut_.clear();
   pendingErr_.clear();
+  killTimer_.stop();
   process_.start(program(), QStringList{"--json"} + arguments);  // no shell: arguments pass verbatim
 }
 
 void MedsegProcess::stop(int graceMs) {
   if (!isRunning()) return;
   process_.terminate();
-  QTimer::singleShot(graceMs, &process_, [this] {
-    if (isRunning()) process_.kill();
-  });
+  killTimer_.start(graceMs);
 }
 
 bool MedsegProcess::isRunning() const { return process_.state() != QProcess::NotRunning; }

@@ -6,6 +6,7 @@
 #include <QObject>
 #include <QProcess>
 #include <QStringList>
+#include <QTimer>
 
 namespace medseg::studio {
 
@@ -34,6 +35,9 @@ class MedsegProcess : public QObject {
   void readStandardError();
 
   QProcess process_;
+  // Kills the child a grace period after stop(); belongs to that one run: stopped when the child ends
+  // or the next one starts, so a late kill never hits the run after a cancelled one.
+  QTimer killTimer_;
   QByteArray pendingOut_;
   QByteArray pendingErr_;
   QString lastError_;
