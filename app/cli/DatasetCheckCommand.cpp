@@ -64,6 +64,7 @@ nlohmann::json firstCaseJson(const Dataset& dataset) {
     item["spacing"] = header.geometry.spacing;
     item["component_type"] = header.componentType;
     item["format"] = header.format;
+    if (header.gantryTiltDegrees > 0) item["gantry_tilt_degrees"] = header.gantryTiltDegrees;
   } catch (const std::exception& e) {
     item["error"] = e.what();  // info describes; `dataset check` judges
   }
@@ -103,6 +104,8 @@ std::string infoText(const Dataset& dataset, const nlohmann::json& first) {
       out << describeSize(size, first["channels"].get<int64_t>()) << " voxels, spacing " << spacing[0] << " x "
           << spacing[1] << " x " << spacing[2] << " mm, " << first["component_type"].get<std::string>() << " "
           << first["format"].get<std::string>();
+      if (first.contains("gantry_tilt_degrees"))
+        out << ", gantry tilt " << first["gantry_tilt_degrees"].get<double>() << " degrees (read onto a right-angled grid)";
     }
     out << '\n';
   }

@@ -1,5 +1,6 @@
 // DICOM series: a folder of slices read through GDCM (its only series, or the one chosen with
-// ReadOptions::dicomSeries; DicomSeriesScan checks the slices first), and export of a
+// ReadOptions::dicomSeries; DicomSeriesScan checks the slices first; a gantry-tilted stack is read
+// onto a right-angled grid by GantryTilt), and export of a
 // volume as an int16 series with per-slice position, orientation and spacing so that any DICOM
 // reader (ITK, 3D Slicer, a PACS viewer) restores the same grid.
 #include <itkGDCMImageIO.h>
@@ -18,6 +19,7 @@
 #include <sstream>
 
 #include "core/io/DicomSeriesScan.h"
+#include "core/io/GantryTilt.h"
 #include "core/io/ImageIOInternal.h"
 #include "core/util/AtomicFile.h"
 
@@ -58,13 +60,24 @@ ImageHeader headerOf(const fs::path& directory, SeriesReader& reader, itk::GDCMI
 struct OpenSeries {
   SeriesReader::Pointer reader;
   itk::GDCMImageIO::Pointer io;
+  DicomSliceStack stack;
 };
 
 OpenSeries openSeries(const fs::path& directory, const std::string& seriesUid) {
-  OpenSeries series{SeriesReader::New(), itk::GDCMImageIO::New()};
+  OpenSeries series{SeriesReader::New(), itk::GDCMImageIO::New(), chooseDicomSeries(directory, seriesUid)};
   series.reader->SetImageIO(series.io);
-  series.reader->SetFileNames(io_detail::dicomSeriesFiles(directory, seriesUid));
+  series.reader->SetFileNames(series.stack.files);
   return series;
+}
+
+// The header of the grid the series is read onto: ITK's stack, or the right-angled grid of a
+// gantry-tilted one (its memory budget checked again: the grid is wider).
+ImageHeader gridHeader(const fs::path& directory, const OpenSeries& series, const ImageHeader& stacked,
+                       const ReadOptions& options) {
+  if (!hasGantryTilt(series.stack, stacked)) return stacked;
+  ImageHeader header = untiltedHeader(directory, series.stack, stacked);
+  io_detail::checkMemoryBudget(directory, header, options);
+  return header;
 }
 
 // "2.25.<128-bit random number>": the UUID-derived UID root (ISO/IEC 9834-8) needs no registered prefix.
@@ -186,7 +199,7 @@ bool isEmptyOrMissingFolder(const fs::path& directory) {
 namespace io_detail {
 
 std::vector<std::string> dicomSeriesFiles(const fs::path& directory, const std::string& seriesUid) {
-  return chooseDicomSeries(directory, seriesUid);
+  return chooseDicomSeries(directory, seriesUid).files;
 }
 
 ImageHeader readDicomHeader(const fs::path& directory, const ReadOptions& options) {
@@ -196,7 +209,7 @@ ImageHeader readDicomHeader(const fs::path& directory, const ReadOptions& option
   } catch (const itk::ExceptionObject& e) {
     fail(directory, "cannot read DICOM headers: " + describeItkError(e));
   }
-  return headerOf(directory, *series.reader, *series.io, options);
+  return gridHeader(directory, series, headerOf(directory, *series.reader, *series.io, options), options);
 }
 
 ImageVolume readDicomImage(const fs::path& directory, const ReadOptions& options) {
@@ -214,7 +227,9 @@ ImageVolume readDicomImage(const fs::path& directory, const ReadOptions& options
   if (image->GetBufferedRegion().GetNumberOfPixels() != volume.data.size())
     fail(directory, "DICOM slices decoded to an unexpected number of voxels");
   std::copy(image->GetBufferPointer(), image->GetBufferPointer() + volume.data.size(), volume.data.begin());
-  return volume;
+  if (!hasGantryTilt(series.stack, header)) return volume;
+  gridHeader(directory, series, header, options);  // the wider grid's budget, before it is allocated
+  return untiltStack(directory, series.stack, volume);
 }
 
 }  // namespace io_detail

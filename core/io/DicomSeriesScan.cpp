@@ -3,6 +3,7 @@
 #include <dcmtk/config/osconfig.h>
 #include <dcmtk/dcmdata/dcdeftag.h>
 #include <dcmtk/dcmdata/dcfilefo.h>
+#include <dcmtk/oflog/oflog.h>
 #include <itkGDCMSeriesFileNames.h>
 
 #include <algorithm>
@@ -29,6 +30,12 @@ struct SliceHeader {
 };
 
 SliceHeader readSliceHeader(const std::string& file) {
+  // Reading stops at the pixel data on purpose; DCMTK would warn about it once per slice.
+  static const bool quiet = [] {
+    OFLog::getLogger("dcmtk.dcmdata").setLogLevel(OFLogger::ERROR_LOG_LEVEL);
+    return true;
+  }();
+  (void)quiet;
   SliceHeader h;
   DcmFileFormat format;
   if (format.loadFileUntilTag(file.c_str(), EXS_Unknown, EGL_noChange, 4096, ERM_autoDetect, DCM_PixelData).bad()) return h;
@@ -54,6 +61,41 @@ std::string mm(double value) {
 
 std::string describeSlice(const std::string& file, const SliceHeader& h) {
   return fs::path(file).filename().string() + (h.instanceNumber.empty() ? "" : " (instance " + h.instanceNumber + ")");
+}
+
+double dot(const std::array<double, 3>& a, const std::array<double, 3>& b) {
+  return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+
+// Slices sorted by their position along the normal (`order`) must be evenly spaced: no two at one
+// position, no missing slice, no uneven gap.
+void checkSpacingAlongNormal(const fs::path& directory, const std::vector<std::string>& files,
+                             const std::vector<SliceHeader>& headers, const std::vector<double>& along,
+                             const std::vector<size_t>& order) {
+  if (files.size() < 3) return;
+  std::vector<double> gaps;
+  for (size_t i = 1; i < order.size(); ++i) gaps.push_back(along[order[i]] - along[order[i - 1]]);
+  std::vector<double> sorted = gaps;
+  std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
+  const double spacing = sorted[sorted.size() / 2];
+  for (size_t i = 0; i < gaps.size(); ++i) {
+    const std::string before = describeSlice(files[order[i]], headers[order[i]]);
+    const std::string after = describeSlice(files[order[i + 1]], headers[order[i + 1]]);
+    if (gaps[i] < 1e-3)
+      fail(directory, "two slices at one position: " + before + " and " + after + "; the folder mixes copies of a slice");
+    if (spacing <= 1e-3) continue;
+    const double ratio = gaps[i] / spacing;
+    if (ratio > 1.5) {
+      const long missing = std::lround(ratio) - 1;
+      fail(directory, "missing slice" + std::string(missing > 1 ? "s" : "") + " between " + before + " and " + after +
+                          ": the gap is " + mm(gaps[i]) + ", the spacing elsewhere " + mm(spacing) + " (about " +
+                          std::to_string(std::max(1L, missing)) + " slice(s) missing of " +
+                          std::to_string(files.size() + std::max(1L, missing)) + ")");
+    }
+    if (std::abs(gaps[i] - spacing) > std::max(0.01, 0.05 * spacing))
+      fail(directory, "uneven slice spacing: " + mm(gaps[i]) + " between " + before + " and " + after + ", " + mm(spacing) +
+                          " elsewhere; MedSeg reads evenly spaced stacks only");
+  }
 }
 
 std::string listing(const std::vector<DicomSeriesEntry>& series) {
@@ -94,7 +136,7 @@ std::vector<DicomSeriesEntry> listDicomSeries(const fs::path& directory) {
   return series;
 }
 
-std::vector<std::string> chooseDicomSeries(const fs::path& directory, const std::string& seriesUid) {
+DicomSliceStack chooseDicomSeries(const fs::path& directory, const std::string& seriesUid) {
   const std::vector<DicomSeriesEntry> series = listDicomSeries(directory);
   if (series.empty())
     fail(directory, "is a folder without a DICOM series; give an image file (.nii.gz, .nii, .nrrd, .nhdr, .mha, "
@@ -109,47 +151,62 @@ std::vector<std::string> chooseDicomSeries(const fs::path& directory, const std:
   } else {
     chosen = &series.front();
   }
-  checkDicomSliceStack(directory, chosen->files);
-  return chosen->files;
+  return checkDicomSliceStack(directory, chosen->files);
 }
 
-void checkDicomSliceStack(const fs::path& directory, const std::vector<std::string>& files) {
-  if (files.size() < 3) return;
+double DicomSliceStack::tiltDegrees() const {
+  const double length = std::sqrt(dot(step, step));
+  if (!hasGeometry || length <= 0) return 0.0;
+  const double cosine = std::min(1.0, std::abs(dot(step, normal)) / length);
+  return std::acos(cosine) * 180.0 / M_PI;
+}
+
+DicomSliceStack checkDicomSliceStack(const fs::path& directory, const std::vector<std::string>& files) {
+  DicomSliceStack stack;
+  stack.files = files;
+  if (files.size() < 2) return stack;
   std::vector<SliceHeader> headers;
   for (const auto& f : files) {
     headers.push_back(readSliceHeader(f));
-    if (!headers.back().ok || !headers.back().hasGeometry) return;  // no geometry: nothing to check (ITK stacks by order)
+    if (!headers.back().ok || !headers.back().hasGeometry) return stack;  // no geometry: nothing to check (ITK stacks by order)
   }
   const auto& o = headers.front().orientation;
   const std::array<double, 3> normal{o[1] * o[5] - o[2] * o[4], o[2] * o[3] - o[0] * o[5], o[0] * o[4] - o[1] * o[3]};
   std::vector<double> along;
-  for (const auto& h : headers) along.push_back(h.position[0] * normal[0] + h.position[1] * normal[1] + h.position[2] * normal[2]);
+  for (const auto& h : headers) along.push_back(dot(h.position, normal));
   std::vector<size_t> order(files.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return along[a] < along[b]; });
-  std::vector<double> gaps;
-  for (size_t i = 1; i < order.size(); ++i) gaps.push_back(along[order[i]] - along[order[i - 1]]);
-  std::vector<double> sorted = gaps;
-  std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
-  const double spacing = sorted[sorted.size() / 2];
-  for (size_t i = 0; i < gaps.size(); ++i) {
-    const std::string before = describeSlice(files[order[i]], headers[order[i]]);
-    const std::string after = describeSlice(files[order[i + 1]], headers[order[i + 1]]);
-    if (gaps[i] < 1e-3)
-      fail(directory, "two slices at one position: " + before + " and " + after + "; the folder mixes copies of a slice");
-    if (spacing <= 1e-3) continue;
-    const double ratio = gaps[i] / spacing;
-    if (ratio > 1.5) {
-      const long missing = std::lround(ratio) - 1;
-      fail(directory, "missing slice" + std::string(missing > 1 ? "s" : "") + " between " + before + " and " + after +
-                          ": the gap is " + mm(gaps[i]) + ", the spacing elsewhere " + mm(spacing) + " (about " +
-                          std::to_string(std::max(1L, missing)) + " slice(s) missing of " +
-                          std::to_string(files.size() + std::max(1L, missing)) + ")");
-    }
-    if (std::abs(gaps[i] - spacing) > std::max(0.01, 0.05 * spacing))
-      fail(directory, "uneven slice spacing: " + mm(gaps[i]) + " between " + before + " and " + after + ", " + mm(spacing) +
-                          " elsewhere; MedSeg reads evenly spaced stacks only");
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return along[a] < along[b]; });
+  checkSpacingAlongNormal(directory, files, headers, along, order);
+
+  // Files in slice order, ascending along the normal: the order the reader stacks them in.
+  for (size_t i = 0; i < order.size(); ++i) stack.files[i] = files[order[i]];
+  const auto& first = headers[order.front()].position;
+  const auto& last = headers[order.back()].position;
+  const double steps = static_cast<double>(files.size() - 1);
+  stack.hasGeometry = true;
+  stack.firstPosition = first;
+  stack.normal = normal;
+  for (int axis = 0; axis < 3; ++axis) stack.step[axis] = (last[axis] - first[axis]) / steps;
+
+  // Along the normal every gap was checked above; sideways, each slice must sit on the line from the
+  // first to the last (a constant gantry tilt), or no grid holds the stack.
+  const double spacing = dot(stack.step, normal);
+  const double tolerance = std::max(0.05, 0.05 * std::abs(spacing));
+  for (size_t i = 1; i + 1 < order.size(); ++i) {
+    const auto& position = headers[order[i]].position;
+    std::array<double, 3> offset{};
+    for (int axis = 0; axis < 3; ++axis)
+      offset[axis] = position[axis] - (first[axis] + static_cast<double>(i) * stack.step[axis]);
+    const double alongNormal = dot(offset, normal);
+    for (int axis = 0; axis < 3; ++axis) offset[axis] -= alongNormal * normal[axis];
+    const double sideways = std::sqrt(dot(offset, offset));
+    if (sideways > tolerance)
+      fail(directory, describeSlice(files[order[i]], headers[order[i]]) + " lies " + mm(sideways) +
+                          " sideways of the line through the first and the last slice; MedSeg reads stacks whose "
+                          "slices step evenly (straight, or with one constant gantry tilt)");
   }
+  return stack;
 }
 
 }  // namespace medseg

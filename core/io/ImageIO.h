@@ -24,6 +24,8 @@ struct ImageHeader {
   std::string componentType;       // "uint8", "int16", "float32", ...
   int bytesPerComponent = 0;
   std::string format;              // "NIfTI", "NRRD", "MetaImage", "DICOM"
+  // A DICOM stack acquired with a tilted gantry, read onto a right-angled grid (core/io/GantryTilt.h).
+  double gantryTiltDegrees = 0.0;
   int64_t voxels() const { return size[0] * size[1] * size[2] * channels; }
 };
 
