@@ -15,6 +15,8 @@
 // Every rank except in model mode takes its device by local rank (cluster/parallel/DevicePlacement.h:
 // --device, else the config's device, else auto) and logs it to DIR/logs/placement.jsonl. When DIR is
 // a run folder made by `medseg submit` (run.json), rank 0 marks it running, then finished or failed.
+// In experiment mode on the CPU each trial worker of a node is pinned to its own block of the node's
+// CPUs (pinTrialWorker).
 #include <iostream>
 #include <thread>
 
@@ -32,7 +34,9 @@
 #include "cluster/submit/RunDirectory.h"
 #include "core/train/TrainConfig.h"
 #include "core/util/AtomicFile.h"
+#include "core/util/Cores.h"
 #include "core/util/Interrupt.h"
+#include "core/util/TensorMemory.h"
 
 namespace {
 
@@ -92,6 +96,31 @@ std::string placeThisRank(const MpiEnvironment& mpi, const std::string& wanted, 
   return placement.device;
 }
 
+// Experiment mode on the CPU: each trial worker of a node runs on its own block of the CPUs it may use
+// (core/util/Cores.h), and its warm trial process, started later from this thread, inherits the
+// block; two workers never queue for one core while another idles. The coordinator (world rank 0)
+// mostly sleeps and stays unpinned. Collective: every rank calls it.
+void pinTrialWorker(const MpiEnvironment& mpi) {
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int length = 0;
+  MPI_Get_processor_name(name, &length);
+  const std::string host(name, static_cast<size_t>(length));
+  const bool withCoordinator = broadcastString(host, 0, MPI_COMM_WORLD) == host;
+  if (mpi.rank() == 0) return;
+  // Node-local ranks are ordered by world rank, so the coordinator is local rank 0 of its node.
+  const int workers = mpi.localSize() - (withCoordinator ? 1 : 0);
+  const int index = mpi.localRank() - (withCoordinator ? 1 : 0);
+  const std::vector<int> cpus = usableCpus();
+  const std::vector<int> block = cpuBlock(cpus, index, workers);
+  std::cerr << "medseg-worker rank " << mpi.rank() << ": trial worker " << index + 1 << " of " << workers << " on " << host;
+  if (block.empty()) {
+    std::cerr << ", not pinned (" << cpus.size() << " CPU(s) " << cpuListText(cpus) << " for " << workers << " workers)\n";
+    return;
+  }
+  pinThisThread(block);
+  std::cerr << ", pinned to CPU(s) " << cpuListText(block) << "\n";
+}
+
 int run(const WorkerOptions& o, const MpiEnvironment& mpi) {
   Reporter reporter(o.json ? OutputMode::JsonLines : OutputMode::Human);
   const std::filesystem::path runDir(o.runDir);
@@ -122,6 +151,7 @@ int run(const WorkerOptions& o, const MpiEnvironment& mpi) {
     if (!options.configDocument.contains("threads")) options.configDocument["threads"] = defaultThreads(mpi);
     const std::string wanted = o.device.empty() ? options.configDocument.value("device", std::string("auto")) : o.device;
     options.device = placeThisRank(mpi, wanted, runDir);
+    if (maximumOverRanks(options.device == "cpu" ? 0 : 1, MPI_COMM_WORLD) == 0) pinTrialWorker(mpi);
     options.dataPath = o.data;
     options.runDir = runDir;
     options.groupSize = o.groupSize;
@@ -181,6 +211,7 @@ int run(const WorkerOptions& o, const MpiEnvironment& mpi) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  keepTensorMemoryInProcess();  // core/util/TensorMemory.h
   installInterruptHandlers();  // before MPI starts its threads, so they inherit the blocked stop signals
   MpiEnvironment mpi(&argc, &argv);
   CLI::App app{"medseg-worker: one rank of a MedSeg cluster run (started by mpirun)", "medseg-worker"};
