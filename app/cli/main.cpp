@@ -3,10 +3,12 @@
 #include "app/cli/CommandRegistry.h"
 #include "app/cli/ErrorBoundary.h"
 #include "core/util/Interrupt.h"
+#include "core/util/TensorMemory.h"
 
 int main(int argc, char** argv) {
   using namespace medseg::cli;
-  medseg::installInterruptHandlers();  // first, so every thread started later inherits the blocked stop signals
+  medseg::keepTensorMemoryInProcess();  // before any allocation worth keeping (core/util/TensorMemory.h)
+  medseg::installInterruptHandlers();  // first thread started: every later one inherits the blocked stop signals
   CLI::App app{"MedSeg: 3-D brain-tumour segmentation (data sets, 3-D U-Net training and inference, "
                "cluster runs).\nExit codes: 0 ok, 1 findings (check/evaluate found errors), 2 usage, "
                "3 bad input, 4 failure, 130 interrupted.",
