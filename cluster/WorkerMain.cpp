@@ -36,7 +36,7 @@
 #include "core/util/AtomicFile.h"
 #include "core/util/Cores.h"
 #include "core/util/Interrupt.h"
-#include "core/util/TensorMemory.h"
+#include "core/nn/TensorBlockCache.h"
 
 namespace {
 
@@ -211,7 +211,7 @@ int run(const WorkerOptions& o, const MpiEnvironment& mpi) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  keepTensorMemoryInProcess();  // core/util/TensorMemory.h
+  cacheTensorBlocks();  // core/nn/TensorBlockCache.h
   installInterruptHandlers();  // before MPI starts its threads, so they inherit the blocked stop signals
   MpiEnvironment mpi(&argc, &argv);
   CLI::App app{"medseg-worker: one rank of a MedSeg cluster run (started by mpirun)", "medseg-worker"};

@@ -20,6 +20,7 @@
 #include <sys/resource.h>
 
 #include "core/util/CpuTime.h"
+#include "core/nn/TensorBlockCache.h"
 #include "app/cli/CommandRegistry.h"
 #include "core/util/Cores.h"
 #include "app/cli/PipelineBench.h"
@@ -250,6 +251,13 @@ int runBench(const BenchOptions& o, CliContext& context) {
   }
   if (!o.skipInfer) result["infer"] = benchInference(o, engine, reporter);
   result["peak_rss_mb"] = peakResidentMegabytes();
+  if (const TensorBlockCache* cache = installedTensorBlockCache()) {
+    const auto stats = cache->stats();
+    result["tensor_block_cache"] = {{"reused", stats.reused}, {"fresh", stats.fresh},
+                                    {"cached_mb", static_cast<double>(stats.cachedBytes) / (1 << 20)}};
+  } else {
+    result["tensor_block_cache"] = nullptr;  // MEDSEG_TENSOR_BLOCK_CACHE=0
+  }
   if (context.json) {
     reporter.emit(result);
     return kOk;

@@ -3,11 +3,11 @@
 #include "app/cli/CommandRegistry.h"
 #include "app/cli/ErrorBoundary.h"
 #include "core/util/Interrupt.h"
-#include "core/util/TensorMemory.h"
+#include "core/nn/TensorBlockCache.h"
 
 int main(int argc, char** argv) {
   using namespace medseg::cli;
-  medseg::keepTensorMemoryInProcess();  // before any allocation worth keeping (core/util/TensorMemory.h)
+  medseg::cacheTensorBlocks();  // LibTorch's large CPU tensors reuse dead ones' blocks (core/nn/TensorBlockCache.h)
   medseg::installInterruptHandlers();  // first thread started: every later one inherits the blocked stop signals
   CLI::App app{"MedSeg: 3-D brain-tumour segmentation (data sets, 3-D U-Net training and inference, "
                "cluster runs).\nExit codes: 0 ok, 1 findings (check/evaluate found errors), 2 usage, "
