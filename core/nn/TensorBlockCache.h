@@ -1,9 +1,8 @@
 #pragma once
 // LibTorch's CPU allocator asks malloc for every tensor and frees it when the tensor dies. A training
 // step or a sliding-window pass allocates the same large shapes again and again; glibc maps large
-// blocks fresh each time (above its mmap threshold) or trims them off the heap's top, and the kernel
-// zeroes every page again on first touch: a third of the CPU time of a training step and two thirds
-// of a sliding-window pass went to the kernel on a 2-vCPU AMD EPYC.
+// blocks fresh each time (above its mmap threshold, at most 32 MiB even as core/util/TensorMemory.h
+// sets it) or trims them off the heap's top, and the kernel zeroes every page again on first touch.
 //
 // TensorBlockCache is a CPU allocator that keeps the blocks of dead tensors of 1 MiB and more (sizes
 // rounded up to 64 KiB) and hands them to the next tensor of that rounded size, as PyTorch's CUDA

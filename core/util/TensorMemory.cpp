@@ -1,0 +1,34 @@
+#include "core/util/TensorMemory.h"
+
+#include <malloc.h>
+
+#include <cstdlib>
+#include <cstring>
+
+extern char** environ;
+
+namespace medseg {
+namespace {
+
+constexpr int kMiB = 1024 * 1024;
+
+// The user's own glibc malloc tuning (MALLOC_ARENA_MAX, MALLOC_TOP_PAD_, ...) or GLIBC_TUNABLES wins.
+bool userTunesMalloc() {
+  for (char** variable = environ; variable && *variable; ++variable)
+    if (std::strncmp(*variable, "MALLOC_", 7) == 0 || std::strncmp(*variable, "GLIBC_TUNABLES=", 15) == 0) return true;
+  return false;
+}
+
+}  // namespace
+
+std::string keepTensorMemoryInProcess() {
+  const char* switchValue = std::getenv("MEDSEG_KEEP_TENSOR_MEMORY");
+  if (switchValue && std::strcmp(switchValue, "0") == 0) return "glibc malloc defaults (MEDSEG_KEEP_TENSOR_MEMORY=0)";
+  if (userTunesMalloc()) return "glibc malloc as the environment tunes it (MALLOC_* / GLIBC_TUNABLES)";
+  const bool ok = mallopt(M_MMAP_THRESHOLD, 32 * kMiB) == 1 && mallopt(M_TOP_PAD, 512 * kMiB) == 1 &&
+                  mallopt(M_TRIM_THRESHOLD, 1024 * kMiB) == 1;
+  return ok ? "freed tensor memory kept in the process (mmap threshold 32 MiB, top pad 512 MiB, trim threshold 1 GiB)"
+            : "glibc refused the malloc settings; its defaults stay";
+}
+
+}  // namespace medseg

@@ -1,0 +1,21 @@
+#pragma once
+// glibc's malloc gives large freed blocks back to the kernel at once: above its dynamic mmap
+// threshold every allocation is a fresh mmap, and the top of the heap is trimmed whenever 2 x that
+// threshold lies free; the next use asks again and the kernel zeroes every page on first touch.
+// MedSeg keeps freed memory in the process in two layers: this one for every allocation up to
+// 32 MiB (the loader's patches and augmentation buffers, image volumes, small tensors), and
+// core/nn/TensorBlockCache for LibTorch's tensors of 1 MiB and more, of any size.
+//
+// keepTensorMemoryInProcess() sets what PyTorch users get by preloading jemalloc or tcmalloc: blocks
+// up to 32 MiB come from the heap (the most glibc allows), the heap grows 512 MiB ahead and keeps up
+// to 1 GiB free at its top. The cost is resident memory: up to that much more than the live data.
+// A MALLOC_* variable already in the environment (the user's own glibc tuning) or
+// MEDSEG_KEEP_TENSOR_MEMORY=0 leaves glibc's defaults.
+#include <string>
+
+namespace medseg {
+
+// Call first in main(), before any thread starts. Returns what it did, one line for logs.
+std::string keepTensorMemoryInProcess();
+
+}  // namespace medseg
