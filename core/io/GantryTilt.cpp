@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
 namespace medseg {
 namespace {
@@ -49,6 +50,21 @@ TiltLayout layoutOf(const DicomSliceStack& stack, const Size3& size, const Geome
   return layout;
 }
 
+// The two stacked voxels around a continuous coordinate along one axis of `extent` voxels, and the
+// weight of the upper one; nothing when the coordinate lies outside the acquired voxels.
+struct LinearSample {
+  int64_t lower = 0, upper = 0;
+  double weight = 0;
+};
+std::optional<LinearSample> sampleAt(double coordinate, int64_t extent) {
+  if (coordinate < -1e-6 || coordinate > static_cast<double>(extent - 1) + 1e-6) return std::nullopt;
+  LinearSample sample;
+  sample.lower = std::clamp<int64_t>(static_cast<int64_t>(std::floor(coordinate)), 0, extent - 1);
+  sample.upper = std::min(sample.lower + 1, extent - 1);
+  sample.weight = std::clamp(coordinate - static_cast<double>(sample.lower), 0.0, 1.0);
+  return sample;
+}
+
 std::string degrees(double value) {
   char text[32];
   std::snprintf(text, sizeof text, "%.2f", value);
@@ -64,50 +80,50 @@ bool hasGantryTilt(const DicomSliceStack& stack, const ImageHeader& stacked) {
   return std::max(std::abs(layout.shiftX), std::abs(layout.shiftY)) * slices >= 0.1;
 }
 
-ImageHeader untiltedHeader(const std::filesystem::path& directory, const DicomSliceStack& stack, const ImageHeader& stacked) {
+namespace {
+// The layout of a stack that is a gantry tilt; ImageIOError past kMaxGantryTiltDegrees.
+TiltLayout checkedLayout(const std::filesystem::path& directory, const DicomSliceStack& stack, const Size3& size,
+                         const Geometry& stacked) {
   const double tilt = stack.tiltDegrees();
   if (tilt > kMaxGantryTiltDegrees)
     throw ImageIOError(directory.string() + ": the slices step " + degrees(tilt) +
                        " degrees sideways of their normal; a gantry tilt is at most " +
                        degrees(kMaxGantryTiltDegrees) + " degrees, so the slice positions are likely wrong");
-  const TiltLayout layout = layoutOf(stack, stacked.size, stacked.geometry);
+  return layoutOf(stack, size, stacked);
+}
+}  // namespace
+
+ImageHeader untiltedHeader(const std::filesystem::path& directory, const DicomSliceStack& stack, const ImageHeader& stacked) {
+  const TiltLayout layout = checkedLayout(directory, stack, stacked.size, stacked.geometry);
   ImageHeader header = stacked;
   header.size = layout.size;
   header.geometry = layout.geometry;
-  header.gantryTiltDegrees = tilt;
+  header.gantryTiltDegrees = stack.tiltDegrees();
   return header;
 }
 
 ImageVolume untiltStack(const std::filesystem::path& directory, const DicomSliceStack& stack, const ImageVolume& stacked) {
-  ImageHeader stackedHeader;
-  stackedHeader.size = stacked.size;
-  stackedHeader.geometry = stacked.geometry;
-  const ImageHeader header = untiltedHeader(directory, stack, stackedHeader);
-  const TiltLayout layout = layoutOf(stack, stacked.size, stacked.geometry);
+  const TiltLayout layout = checkedLayout(directory, stack, stacked.size, stacked.geometry);
   const float background = stacked.data.empty() ? 0.0f : *std::min_element(stacked.data.begin(), stacked.data.end());
-  ImageVolume grid(header.size, 1, header.geometry, background);
+  ImageVolume grid(layout.size, 1, layout.geometry, background);
   const int64_t nx = stacked.size[0], ny = stacked.size[1];
-  for (int64_t k = 0; k < header.size[2]; ++k) {
-    // Grid voxel (i, j) of slice k is the stacked slice's continuous voxel (x, y):
+  for (int64_t k = 0; k < layout.size[2]; ++k) {
+    // Grid voxel (i, j) of slice k is the stacked slice's continuous voxel (i - offsetX, j - offsetY):
     const double offsetX = static_cast<double>(layout.marginX) + static_cast<double>(k) * layout.shiftX;
     const double offsetY = static_cast<double>(layout.marginY) + static_cast<double>(k) * layout.shiftY;
     const float* slice = stacked.data.data() + stacked.offset(0, 0, 0, k);
-    for (int64_t j = 0; j < header.size[1]; ++j) {
-      const double y = static_cast<double>(j) - offsetY;
-      if (y < -1e-6 || y > static_cast<double>(ny - 1) + 1e-6) continue;
-      const int64_t y0 = std::clamp<int64_t>(static_cast<int64_t>(std::floor(y)), 0, ny - 1);
-      const int64_t y1 = std::min(y0 + 1, ny - 1);
-      const double fy = std::clamp(y - static_cast<double>(y0), 0.0, 1.0);
+    for (int64_t j = 0; j < layout.size[1]; ++j) {
+      const auto y = sampleAt(static_cast<double>(j) - offsetY, ny);
+      if (!y) continue;
+      const float* lowerRow = slice + y->lower * nx;
+      const float* upperRow = slice + y->upper * nx;
       float* out = grid.data.data() + grid.offset(0, 0, j, k);
-      for (int64_t i = 0; i < header.size[0]; ++i) {
-        const double x = static_cast<double>(i) - offsetX;
-        if (x < -1e-6 || x > static_cast<double>(nx - 1) + 1e-6) continue;
-        const int64_t x0 = std::clamp<int64_t>(static_cast<int64_t>(std::floor(x)), 0, nx - 1);
-        const int64_t x1 = std::min(x0 + 1, nx - 1);
-        const double fx = std::clamp(x - static_cast<double>(x0), 0.0, 1.0);
-        const double top = slice[y0 * nx + x0] * (1 - fx) + slice[y0 * nx + x1] * fx;
-        const double bottom = slice[y1 * nx + x0] * (1 - fx) + slice[y1 * nx + x1] * fx;
-        out[i] = static_cast<float>(top * (1 - fy) + bottom * fy);
+      for (int64_t i = 0; i < layout.size[0]; ++i) {
+        const auto x = sampleAt(static_cast<double>(i) - offsetX, nx);
+        if (!x) continue;
+        const double lower = lowerRow[x->lower] * (1 - x->weight) + lowerRow[x->upper] * x->weight;
+        const double upper = upperRow[x->lower] * (1 - x->weight) + upperRow[x->upper] * x->weight;
+        out[i] = static_cast<float>(lower * (1 - y->weight) + upper * y->weight);
       }
     }
   }

@@ -10,13 +10,6 @@
 
 namespace medseg {
 
-int usableCores() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (::sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-}
-
 std::vector<int> usableCpus() {
   std::vector<int> cpus;
   cpu_set_t set;
@@ -26,9 +19,11 @@ std::vector<int> usableCpus() {
       if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
   }
   if (cpus.empty())
-    for (int cpu = 0; cpu < usableCores(); ++cpu) cpus.push_back(cpu);
+    for (int cpu = 0; cpu < std::max(1, static_cast<int>(std::thread::hardware_concurrency())); ++cpu) cpus.push_back(cpu);
   return cpus;
 }
+
+int usableCores() { return static_cast<int>(usableCpus().size()); }
 
 std::vector<int> cpuBlock(const std::vector<int>& cpus, int index, int count) {
   const int total = static_cast<int>(cpus.size());

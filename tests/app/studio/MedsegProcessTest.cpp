@@ -15,16 +15,22 @@ class MedsegProcessTest : public QObject {
   Q_OBJECT
   QTemporaryDir dir_;
 
-  // A stand-in for medseg: `<it> --json sleep SECONDS` says it is ready (its signal handling set up),
-  // sleeps, and exits 0 at once on SIGTERM (as medseg does after saving its checkpoint).
-  QString writeSleeper() {
-    const QString path = dir_.filePath("sleeper.sh");
+  // An executable shell script in the scratch folder; empty when it cannot be written.
+  QString writeScript(const QString& name, const QByteArray& body) {
+    const QString path = dir_.filePath(name);
     QFile file(path);
     if (!file.open(QIODevice::WriteOnly)) return {};
-    file.write("#!/bin/sh\ntrap 'kill $! 2>/dev/null; exit 0' TERM\necho '{\"event\":\"ready\"}'\nsleep \"$3\" &\nwait $!\nexit 0\n");
+    file.write(body);
     file.close();
     file.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
     return path;
+  }
+
+  // A stand-in for medseg: `<it> --json sleep SECONDS` says it is ready (its signal handling set up),
+  // sleeps, and exits 0 at once on SIGTERM (as medseg does after saving its checkpoint).
+  QString writeSleeper() {
+    return writeScript("sleeper.sh",
+                       "#!/bin/sh\ntrap 'kill $! 2>/dev/null; exit 0' TERM\necho '{\"event\":\"ready\"}'\nsleep \"$3\" &\nwait $!\nexit 0\n");
   }
 
  private Q_SLOTS:
@@ -57,12 +63,8 @@ class MedsegProcessTest : public QObject {
     MedsegProcess process;
     QSignalSpy finished(&process, &MedsegProcess::finished);
     // A child that does not leave on SIGTERM (stuck in a blocking call, say) is killed after the grace.
-    const QString stubborn = dir_.filePath("stubborn.sh");
-    QFile file(stubborn);
-    QVERIFY(file.open(QIODevice::WriteOnly));
-    file.write("#!/bin/sh\ntrap '' TERM\necho '{\"event\":\"ready\"}'\nexec sleep \"$3\"\n");
-    file.close();
-    file.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+    const QString stubborn = writeScript("stubborn.sh", "#!/bin/sh\ntrap '' TERM\necho '{\"event\":\"ready\"}'\nexec sleep \"$3\"\n");
+    QVERIFY(!stubborn.isEmpty());
     qputenv("MEDSEG_CLI", stubborn.toUtf8());
     QSignalSpy ready(&process, &MedsegProcess::event);
     process.start({"sleep", "30"});
