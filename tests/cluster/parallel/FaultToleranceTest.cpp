@@ -16,6 +16,7 @@
 #include "cluster/parallel/MpiTestSupport.h"
 #include "cluster/search/ResultsJournal.h"
 #include "cluster/submit/RunDirectory.h"
+#include "support/ProcessTable.h"
 #include "core/train/TrainingCheckpoint.h"
 
 namespace medseg::cluster {
@@ -25,32 +26,24 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using namespace test_support;
 
-// Processes running `program` (argv[0]) whose arguments contain all of `needles` (from /proc).
-std::vector<pid_t> processesMatching(const std::string& program, const std::vector<std::string>& needles) {
-  std::vector<pid_t> found;
-  for (const auto& entry : fs::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
-    const std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    bool all = cmdline.compare(0, program.size() + 1, program + '\0') == 0;
-    for (const auto& needle : needles) all = all && cmdline.find(needle) != std::string::npos;
-    if (all && std::stoi(name) != ::getpid()) found.push_back(std::stoi(name));
-  }
-  return found;
+// Whether `process` runs `program` (argv[0]) with every one of `arguments` among its own.
+bool runsProgram(const medseg::test::ProcessEntry& process, const std::string& program,
+          const std::vector<std::string>& arguments) {
+  if (process.argv.empty() || process.argv.front() != program) return false;
+  for (const auto& argument : arguments)
+    if (!process.hasArgument(argument)) return false;
+  return true;
 }
 
-// Waits (at most `seconds`) until `ready` holds, then kills one process matching `needles`.
-std::future<bool> killWhen(std::function<bool()> ready, std::string program, std::vector<std::string> needles,
+// Waits (at most `seconds`) until `ready` holds, then kills one process that `target` picks.
+std::future<bool> killWhen(std::function<bool()> ready, std::function<bool(const medseg::test::ProcessEntry&)> target,
                            double seconds) {
-  return std::async(std::launch::async, [ready = std::move(ready), program = std::move(program),
-                                         needles = std::move(needles), seconds] {
+  return std::async(std::launch::async, [ready = std::move(ready), target = std::move(target), seconds] {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
     while (std::chrono::steady_clock::now() < deadline) {
-      if (ready()) {
-        const auto pids = processesMatching(program, needles);
-        if (!pids.empty()) return ::kill(pids.front(), SIGKILL) == 0;
-      }
+      if (ready())
+        for (const auto& process : medseg::test::listProcesses())
+          if (target(process)) return ::kill(process.pid, SIGKILL) == 0;
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     return false;
@@ -66,7 +59,8 @@ TEST(FaultTolerance, KilledTrialProcessIsRequeuedAndTheSearchCompletes) {
   config["search"] = {{"strategy", "grid"}, {"space", {{"learning_rate", {0.003, 0.001}}}}};
   writeFileAtomically(run.config, config.dump(2));
   const auto runDir = run.scratch / "search";
-  // Kill the worker's warm trial process (`medseg --json train --serve`) once a trial has written a checkpoint.
+  // Kill the worker's warm trial process (`medseg --json train --serve`) once a trial has written a checkpoint:
+  // this test's own (its arguments name no run folder, and ctest may run another search beside this one).
   const fs::path firstTrials = runDir / "trials";
   auto killer = killWhen(
       [&] {
@@ -76,7 +70,11 @@ TEST(FaultTolerance, KilledTrialProcessIsRequeuedAndTheSearchCompletes) {
           if (fs::exists(trial.path() / "checkpoint.pt")) return true;
         return false;
       },
-      MEDSEG_BINARY, {"train", "--serve"}, 180.0);
+      [](const medseg::test::ProcessEntry& process) {
+        return runsProgram(process, MEDSEG_BINARY, {"train", "--serve"}) &&
+               medseg::test::descendsFrom(process, ::getpid(), medseg::test::listProcesses());
+      },
+      180.0);
   const auto result = runWorker(2, {"--run-dir", runDir.string(), "--mode", "experiment", "--config", run.config.string(),
                                     "--data", run.data.string()});
   const bool killed = killer.get();
@@ -124,7 +122,10 @@ TEST(FaultTolerance, KilledDataParallelRankStopsTheRunWhichResumesFromItsCheckpo
   const auto runDir = runs / "dp";
   allowMpiAsRoot();
   auto killer = killWhen([&] { return fs::exists(runDir / "checkpoint.pt"); },
-                         workerProgram().string(), {"--run-dir", runDir.string()}, 180.0);
+                         [&](const medseg::test::ProcessEntry& process) {
+                           return runsProgram(process, workerProgram().string(), {"--run-dir", runDir.string()});
+                         },
+                         180.0);
   const std::vector<std::string> submit{"submit", "--backend", "local", "--ranks", "2", "--config", run.config.string(),
                                         "--data", run.data.string(), "--run-dir", runs.string(), "--name", "dp", "--wait",
                                         "--worker", workerProgram().string()};

@@ -23,6 +23,7 @@
 #include "cluster/submit/RunDirectory.h"
 #include "cluster/submit/StubPrograms.h"
 #include "support/Loopback.h"
+#include "support/ProcessTable.h"
 #include "core/train/TrainingCheckpoint.h"
 
 namespace medseg::cluster {
@@ -163,16 +164,10 @@ json resultOf(const std::string& output) {
 }
 
 // Processes whose command line holds this exact argument (a run folder), other than this test.
-std::vector<pid_t> processesWithArgument(const std::string& argument) {
-  std::vector<pid_t> found;
-  for (const auto& entry : fs::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
-    const std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    for (const auto& part : splitNul(cmdline))
-      if (part == argument && std::stoi(name) != ::getpid()) found.push_back(std::stoi(name));
-  }
+std::vector<medseg::test::ProcessEntry> processesWithArgument(const std::string& argument) {
+  std::vector<medseg::test::ProcessEntry> found;
+  for (auto& process : medseg::test::listProcesses())
+    if (process.hasArgument(argument)) found.push_back(std::move(process));
   return found;
 }
 
@@ -254,12 +249,8 @@ TEST(SshServer, ResumeAfterAKilledRankFinishesFromTheCheckpoint) {
     const auto deadline = Clock::now() + std::chrono::seconds(180);
     while (Clock::now() < deadline) {
       if (fs::exists(runDir / "checkpoint.pt")) {
-        for (pid_t pid : processesWithArgument(runDir.string())) {
-          std::ifstream in("/proc/" + std::to_string(pid) + "/comm");
-          std::string comm;
-          std::getline(in, comm);
-          if (comm.rfind("medseg-worker", 0) == 0) return ::kill(pid, SIGKILL) == 0;
-        }
+        for (const auto& process : processesWithArgument(runDir.string()))
+          if (process.name.rfind("medseg-worker", 0) == 0) return ::kill(process.pid, SIGKILL) == 0;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
