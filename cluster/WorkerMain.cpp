@@ -36,8 +36,7 @@
 #include "core/util/AtomicFile.h"
 #include "core/util/Cores.h"
 #include "core/util/Interrupt.h"
-#include "core/nn/TensorBlockCache.h"
-#include "core/util/TensorMemory.h"
+#include "core/nn/ProcessMemory.h"
 
 namespace {
 
@@ -212,8 +211,7 @@ int run(const WorkerOptions& o, const MpiEnvironment& mpi) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  keepTensorMemoryInProcess();  // core/util/TensorMemory.h: glibc keeps freed blocks up to 32 MiB
-  cacheTensorBlocks();          // core/nn/TensorBlockCache.h: LibTorch tensors reuse dead ones' blocks
+  keepFreedMemoryInProcess();  // core/nn/ProcessMemory.h: glibc heap + LibTorch block cache
   installInterruptHandlers();  // before MPI starts its threads, so they inherit the blocked stop signals
   MpiEnvironment mpi(&argc, &argv);
   CLI::App app{"medseg-worker: one rank of a MedSeg cluster run (started by mpirun)", "medseg-worker"};

@@ -24,6 +24,7 @@
 #include "app/cli/CommandRegistry.h"
 #include "core/util/Cores.h"
 #include "app/cli/PipelineBench.h"
+#include "core/infer/Predictor.h"
 #include "core/infer/SlidingWindow.h"
 #include "core/nn/Autocast.h"
 #include "core/train/DataLoader.h"
@@ -49,6 +50,7 @@ struct BenchOptions {
   bool skipTrain = false;
   bool skipInfer = false;
   bool wholeVolume = false;
+  bool optimiseGraph = true;  // float32 inference through the frozen optimised graph `medseg infer` runs
   int64_t loaderWorkers = 2;
   int64_t batchShards = 0;  // TrainConfig::batchShards
   std::string precision = "fp32";  // fp32 | bf16 (autocast, training and inference)
@@ -190,11 +192,16 @@ nlohmann::json benchInference(const BenchOptions& o, TrainingEngine& engine, Rep
   model->eval();
   torch::NoGradGuard noGrad;
   const auto volume = torch::randn({4, o.inferSize[2], o.inferSize[1], o.inferSize[0]});
+  // The pass `medseg infer` runs: float32 through the network's frozen optimised graph, bf16 under
+  // autocast through its layers (Predictor).
   const bool bf16 = engine.config().cpuBf16;
-  ForwardFn forward = [&](const torch::Tensor& x) {
-    Bf16Autocast autocast(torch::kCPU, bf16);
+  NetworkForward fp32{{}, "as saved (bf16 autocast)"};
+  if (!bf16) fp32 = inferenceForward(model, o.optimiseGraph ? GraphPreparation::Optimised : GraphPreparation::AsSaved);
+  ForwardFn forward = bf16 ? ForwardFn([&](const torch::Tensor& x) {
+    Bf16Autocast autocast(torch::kCPU, true);
     return model->forward(x);
-  };
+  })
+                           : fp32.forward;
   SlidingWindowOptions window;
   window.roi = {o.roi, o.roi, o.roi};
   window.overlap = o.overlap;
@@ -204,14 +211,16 @@ nlohmann::json benchInference(const BenchOptions& o, TrainingEngine& engine, Rep
   // The same windows one batch at a time and then concurrently (the automatic choice), side by side.
   SlidingWindowOptions sequential = window;
   sequential.workers = 1;
-  const WindowConcurrency concurrency = windowConcurrency(windows, o.threads > 0 ? o.threads : usableCores(), 0);
+  const WindowConcurrency concurrency =
+      windowConcurrency(windows, o.threads > 0 ? o.threads : usableCores(), 0, int64_t(o.roi) * o.roi * o.roi);
   Progress progress(reporter, "bench infer", 2 * windows);
   const Measured oneAtATime =
       measure([&] { slidingWindowInference(volume, forward, sequential, [&](int64_t, int64_t) { progress.advance(); }); });
   const Measured concurrent =
       measure([&] { slidingWindowInference(volume, forward, window, [&](int64_t, int64_t) { progress.advance(); }); });
   progress.finish();
-  nlohmann::json result = {{"sliding_window_s", concurrent.wallSeconds},
+  nlohmann::json result = {{"graph_preparation", fp32.preparation},
+                           {"sliding_window_s", concurrent.wallSeconds},
                            {"sliding_window_cpu_utilisation", concurrent.cpuUtilisation},
                            {"window_workers", concurrency.workers},
                            {"threads_per_window_worker", concurrency.threadsPerWorker},
@@ -278,7 +287,8 @@ int runBench(const BenchOptions& o, CliContext& context) {
     std::cout << "sliding window        " << i["sliding_window_s"].get<double>() << " s for " << i["windows"]
               << " windows of " << o.roi << "^3 over " << o.inferSize[0] << "x" << o.inferSize[1] << "x" << o.inferSize[2]
               << "x4, CPU " << 100 * i["sliding_window_cpu_utilisation"].get<double>() << "% ("
-              << i["window_workers"] << " window workers x " << i["threads_per_window_worker"] << " threads)\n"
+              << i["window_workers"] << " window workers x " << i["threads_per_window_worker"] << " threads; "
+              << i["graph_preparation"].get<std::string>() << ")\n"
               << "  one window at a time " << i["sliding_window_one_at_a_time_s"].get<double>() << " s, CPU "
               << 100 * i["sliding_window_one_at_a_time_cpu_utilisation"].get<double>() << "%: concurrent windows x"
               << i["concurrent_windows_speedup"].get<double>() << "\n";
@@ -312,6 +322,8 @@ void addBench(CLI::App& app, CliContext& context) {
   cmd->add_flag("--skip-train", o->skipTrain, "Do not time training");
   cmd->add_flag("--skip-infer", o->skipInfer, "Do not time inference");
   cmd->add_flag("--whole-volume", o->wholeVolume, "Also time whole-volume inference (one pass)");
+  cmd->add_flag("--no-graph-optimisation{false}", o->optimiseGraph,
+                "Time inference through the network's own layers, as `medseg infer --no-graph-optimisation`");
   cmd->add_flag("--pipeline", o->pipeline, "Model-parallel benchmark: 1 process vs --stages pipeline stages (mpirun)");
   cmd->add_option("--stages", o->pipe.stages, "Pipeline: stages (ranks)")->check(CLI::Range(2, 64));
   cmd->add_option("--memory-per-device", o->pipe.memoryPerDeviceMb, "Pipeline: memory budget per device in MiB (one, or one per stage)")

@@ -162,6 +162,10 @@ void addInfer(CLI::App& parent, CliContext& context) {
   cmd->add_option("--classes", o->classes, "TorchScript without description: class names, comma separated")->delimiter(',');
   cmd->add_flag("--regions", o->regions, "TorchScript without description: outputs are BraTS regions WT,TC,ET");
   cmd->add_option("--modalities", o->modalities, "TorchScript: expected input channels, comma separated")->delimiter(',');
+  cmd->add_flag("--no-graph-optimisation{false}", o->optimiseGraph,
+                "Run the network as saved (a TorchScript module's own graph, a checkpoint's layers) instead of a "
+                "frozen graph optimised for inference: outputs bit for bit those of PyTorch or of validation in "
+                "training; several times slower on CPUs");
   cmd->callback([=, &context] {
     o->model = *model;
     o->input = *input;

@@ -3,15 +3,11 @@
 #include "app/cli/CommandRegistry.h"
 #include "app/cli/ErrorBoundary.h"
 #include "core/util/Interrupt.h"
-#include "core/nn/TensorBlockCache.h"
-#include "core/util/TensorMemory.h"
+#include "core/nn/ProcessMemory.h"
 
 int main(int argc, char** argv) {
   using namespace medseg::cli;
-  // Freed memory stays in the process, in two layers: glibc keeps blocks up to 32 MiB on its heap
-  // (loader and image buffers too), LibTorch's tensors of 1 MiB and more reuse dead ones' blocks.
-  medseg::keepTensorMemoryInProcess();  // core/util/TensorMemory.h
-  medseg::cacheTensorBlocks();          // core/nn/TensorBlockCache.h
+  medseg::keepFreedMemoryInProcess();  // core/nn/ProcessMemory.h: glibc heap + LibTorch block cache
   medseg::installInterruptHandlers();  // first thread started: every later one inherits the blocked stop signals
   CLI::App app{"MedSeg: 3-D brain-tumour segmentation (data sets, 3-D U-Net training and inference, "
                "cluster runs).\nExit codes: 0 ok, 1 findings (check/evaluate found errors), 2 usage, "

@@ -108,7 +108,7 @@ bool isBadInput(const std::exception& e) {
 }  // namespace
 
 nlohmann::json InferenceSummary::toJson() const {
-  return {{"model", model.string()}, {"model_kind", modelKind}, {"device", device},
+  return {{"model", model.string()}, {"model_kind", modelKind}, {"model_preparation", modelPreparation}, {"device", device},
           {"targets", targets},      {"cases", cases},          {"succeeded", succeeded},
           {"failed", failed},        {"failures_bad_input", failuresAreBadInput}, {"seconds", seconds}};
 }
@@ -118,15 +118,19 @@ InferenceSummary runInference(const InferenceOptions& o, Reporter& reporter, Cas
   const PredictorOptions options = o.predictorOptions();
   if (o.threads > 0) torch::set_num_threads(o.threads);
   const std::vector<InferenceCase> jobs = planInference(o);
-  const Predictor predictor = Predictor::load(o.model, o.modelOverrides(), o.device);
+  const Predictor predictor =
+      Predictor::load(o.model, o.modelOverrides(), o.device,
+                      o.optimiseGraph ? GraphPreparation::Optimised : GraphPreparation::AsSaved);
   const auto names = labelNames(predictor.description());
   InferenceSummary summary;
   summary.model = o.model;
   summary.modelKind = predictor.kind();
+  summary.modelPreparation = predictor.preparation();
   summary.device = predictor.device().str();
   summary.targets = targetModeName(predictor.description().targets);
-  reporter.log("model " + o.model.string() + " (" + summary.modelKind + ", " + summary.targets + ") on " +
-               summary.device + ", " + std::to_string(jobs.size()) + " case(s)");
+  reporter.log("model " + o.model.string() + " (" + summary.modelKind +
+               (summary.modelPreparation.empty() ? "" : ", " + summary.modelPreparation) + ", " + summary.targets +
+               ") on " + summary.device + ", " + std::to_string(jobs.size()) + " case(s)");
 
   for (size_t i = 0; i < jobs.size(); ++i) {
     throwIfInterrupted("inference");

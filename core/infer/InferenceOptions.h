@@ -41,6 +41,7 @@ struct InferenceOptions {
   std::vector<std::string> classes;  // TorchScript without description
   bool regions = false;
   std::vector<std::string> modalities;
+  bool optimiseGraph = true;    // false: the network as saved, not a frozen optimised graph (TorchScriptModel.h)
   MaskFormat format = MaskFormat::Nifti;
   // The DICOM series a DICOM SEG refers to, when the input is not that series' folder itself (a
   // pacs:// input: the retrieved series of the first modality). Empty: a DICOM-folder input's own.

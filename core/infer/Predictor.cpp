@@ -11,6 +11,7 @@
 #include "core/infer/SlidingWindow.h"
 #include "core/infer/VolumeTensor.h"
 #include "core/nn/Autocast.h"
+#include "core/nn/TorchScriptExport.h"
 #include "core/util/AtomicFile.h"
 #include "core/util/Interrupt.h"
 #include "core/util/JsonNumbers.h"
@@ -192,8 +193,8 @@ Predictor::Predictor(UNet3d network, ModelDescription description, torch::Device
   sizeDivisor_ = network->config().sizeDivisor();
   inChannels_ = network->config().inChannels;
   outChannels_ = network->config().outChannels;
-  forward_ = std::make_shared<std::function<torch::Tensor(const torch::Tensor&)>>(
-      [network](const torch::Tensor& x) mutable { return network->forward(x); });
+  forward_ = std::make_shared<Forward>([network](const torch::Tensor& x) mutable { return network->forward(x); });
+  bf16Forward_ = forward_;
 }
 
 ModelDescription describeModel(const std::filesystem::path& model, const ModelOverrides& overrides) {
@@ -208,7 +209,28 @@ ModelDescription describeModel(const std::filesystem::path& model, const ModelOv
   return description;
 }
 
-Predictor Predictor::load(const std::filesystem::path& model, const ModelOverrides& overrides, const std::string& device) {
+namespace {
+
+std::shared_ptr<std::function<torch::Tensor(const torch::Tensor&)>> forwardOf(std::shared_ptr<torch::jit::Module> module) {
+  return std::make_shared<std::function<torch::Tensor(const torch::Tensor&)>>(
+      [module](const torch::Tensor& x) { return firstTensor(module->forward({x})); });
+}
+
+}  // namespace
+
+NetworkForward inferenceForward(UNet3d network, GraphPreparation preparation) {
+  OptimisedGraph graph;
+  try {
+    graph = optimiseForInference(toTorchScript(*network), preparation);
+  } catch (const std::exception& error) {  // a layer TorchScriptExport does not write
+    graph.preparation = std::string("as saved (not expressible as TorchScript: ") + error.what() + ")";
+  }
+  if (graph.module) return {*forwardOf(graph.module), graph.preparation};
+  return {[network](const torch::Tensor& x) mutable { return network->forward(x); }, graph.preparation};
+}
+
+Predictor Predictor::load(const std::filesystem::path& model, const ModelOverrides& overrides, const std::string& device,
+                          GraphPreparation preparation) {
   if (!std::filesystem::is_regular_file(model))
     throw InputError("model file " + model.string() + " does not exist or is not a file");
   const torch::Device target = resolveDevice(device);
@@ -217,26 +239,22 @@ Predictor Predictor::load(const std::filesystem::path& model, const ModelOverrid
   if (hasMedsegFormatTag(model)) {
     ModelDescription description;
     UNet3d network = loadModelForInference(model, &description);
-    return Predictor(network, description, target);
+    Predictor predictor(network, description, target);
+    NetworkForward fp32 = inferenceForward(network, preparation);
+    predictor.preparation_ = fp32.preparation;
+    predictor.forward_ = std::make_shared<Forward>(std::move(fp32.forward));
+    return predictor;
   }
   Predictor predictor;
   predictor.kind_ = "torchscript";
   predictor.device_ = target;
-  auto module = std::make_shared<torch::jit::Module>();
-  try {
-    *module = torch::jit::load(model.string(), target);
-  } catch (const c10::Error& error) {
-    throw InputError(model.string() + " is neither a MedSeg checkpoint nor a loadable TorchScript model: " +
-                     error.msg().substr(0, 300));
-  }
-  if (!module->find_method("forward"))
-    throw InputError("TorchScript model " + model.string() + " has no forward method");
-  module->eval();
+  const TorchScriptModel script = loadTorchScriptModel(model, target, preparation);
+  predictor.preparation_ = script.optimised.preparation;
   predictor.description_ = torchScriptDescription(model, overrides, &predictor.sizeDivisor_, &predictor.inChannels_);
   finishDescription(predictor.description_);
   predictor.outChannels_ = predictor.description_.network.outChannels;
-  predictor.forward_ = std::make_shared<std::function<torch::Tensor(const torch::Tensor&)>>(
-      [module](const torch::Tensor& x) { return firstTensor(module->forward({x})); });
+  predictor.forward_ = forwardOf(script.forPrecision(false));
+  predictor.bf16Forward_ = forwardOf(script.forPrecision(true));
   return predictor;
 }
 
@@ -279,7 +297,7 @@ Prediction Predictor::predict(const ImageVolume& image, const PredictorOptions& 
   result.windows = slidingWindowCount({input.size(1), input.size(2), input.size(3)}, window);
   ForwardFn forward = *forward_;
   if (options.bf16)  // autocast is per thread: opened in whichever window worker runs the call
-    forward = [inner = forward_, device = device_](const torch::Tensor& x) {
+    forward = [inner = bf16Forward_, device = device_](const torch::Tensor& x) {
       Bf16Autocast autocast(device, true);
       return (*inner)(x);
     };

@@ -23,6 +23,7 @@
 
 #include <torch/torch.h>
 
+#include "core/infer/TorchScriptModel.h"
 #include "core/io/Volume.h"
 #include "core/nn/Device.h"
 #include "core/nn/ModelCheckpoint.h"
@@ -72,18 +73,33 @@ std::vector<std::vector<int>> bratsRegionLabels();  // {{1,2,3}, {2,3}, {3}}
 // for Predictor::load.
 ModelDescription describeModel(const std::filesystem::path& model, const ModelOverrides& overrides = {});
 
+// The float32 forward pass `medseg infer` runs for a network in eval mode on its device: a frozen
+// TorchScript graph of it optimised for inference, or (AsSaved, or a layer TorchScript export does
+// not write) the network's own layers, with `preparation` saying which and why. `medseg bench`
+// times the same pass.
+struct NetworkForward {
+  std::function<torch::Tensor(const torch::Tensor&)> forward;
+  std::string preparation;
+};
+NetworkForward inferenceForward(UNet3d network, GraphPreparation preparation);
+
 class Predictor {
  public:
   // A MedSeg checkpoint or a TorchScript file (told apart by their contents). InputError when the file
   // is neither, or a TorchScript model has no description.
+  // float32 passes run a frozen graph optimised for inference (core/infer/TorchScriptModel.h)
+  // unless `preparation` says AsSaved or LibTorch cannot freeze the model (preparation() says why).
   static Predictor load(const std::filesystem::path& model, const ModelOverrides& overrides = {},
-                        const std::string& device = "auto");
+                        const std::string& device = "auto",
+                        GraphPreparation preparation = GraphPreparation::Optimised);
   // An in-memory network (tests, validation during training).
   Predictor(UNet3d network, ModelDescription description, torch::Device device = torch::kCPU);
 
   const ModelDescription& description() const { return description_; }
   torch::Device device() const { return device_; }
   const std::string& kind() const { return kind_; }  // "medseg" or "torchscript"
+  // How the float32 graph was prepared (OptimisedGraph::preparation); empty for an in-memory network.
+  const std::string& preparation() const { return preparation_; }
   int64_t sizeDivisor() const { return sizeDivisor_; }
 
   // InputError for a channel count the model does not take (the message names the modalities).
@@ -97,10 +113,13 @@ class Predictor {
   ModelDescription description_;
   torch::Device device_ = torch::kCPU;
   std::string kind_;
+  std::string preparation_;
   int64_t sizeDivisor_ = 1;
   int64_t inChannels_ = 0;   // 0: unknown (TorchScript without modalities)
   int64_t outChannels_ = 0;  // 0: unknown
-  std::shared_ptr<std::function<torch::Tensor(const torch::Tensor&)>> forward_;
+  using Forward = std::function<torch::Tensor(const torch::Tensor&)>;
+  std::shared_ptr<Forward> forward_;      // float32
+  std::shared_ptr<Forward> bf16Forward_;  // run under bf16 autocast: the network as saved
 };
 
 }  // namespace medseg

@@ -124,11 +124,12 @@ class IntraOpThreads {
 
 }  // namespace
 
-WindowConcurrency windowConcurrency(int64_t batches, int64_t cores, int64_t requested) {
+WindowConcurrency windowConcurrency(int64_t batches, int64_t cores, int64_t requested, int64_t voxelsPerBatch) {
   WindowConcurrency c;
   cores = std::max<int64_t>(1, cores);
   batches = std::max<int64_t>(1, batches);
-  c.workers = requested > 0 ? std::min(requested, batches) : std::min({cores, batches, int64_t{4}});
+  const int64_t threadsEach = std::clamp<int64_t>(voxelsPerBatch / kWindowVoxelsPerThread, 1, cores);
+  c.workers = requested > 0 ? std::min(requested, batches) : std::min({cores / threadsEach, batches, int64_t{4}});
   c.threadsPerWorker = std::max<int64_t>(1, cores / c.workers);
   return c;
 }
@@ -196,7 +197,9 @@ torch::Tensor slidingWindowInference(const torch::Tensor& input, const ForwardFn
   // Concurrent batches only on the CPU: a GPU runs one window's kernels across the whole device.
   const bool cpu = input.device().is_cpu();
   const int64_t budget = options.threads > 0 ? options.threads : usableCores();
-  const WindowConcurrency concurrency = cpu ? windowConcurrency(batches, budget, options.workers) : WindowConcurrency{};
+  const int64_t voxelsPerBatch = options.windowBatch * plan.window[0] * plan.window[1] * plan.window[2];
+  const WindowConcurrency concurrency =
+      cpu ? windowConcurrency(batches, budget, options.workers, voxelsPerBatch) : WindowConcurrency{};
   const int64_t workers = concurrency.workers > 1 ? concurrency.workers : 0;
   std::optional<IntraOpThreads> threads;
   if (cpu) threads.emplace(concurrency.threadsPerWorker);

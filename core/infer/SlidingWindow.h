@@ -37,14 +37,18 @@ struct SlidingWindowOptions {
 };
 
 // How many window batches run at once and with how many intra-op threads each, for `batches` window
-// batches on `cores` intra-op threads. requested > 0 is taken (at most one per batch); 0 gives one
-// worker per core (at most 4: each holds one window's activations), since LibTorch's kernels on a
-// single window scale poorly beyond a thread or two, while independent windows scale with the cores.
+// batches of `voxelsPerBatch` voxels on `cores` intra-op threads. requested > 0 is taken (at most one
+// per batch); 0 gives each batch one thread per 64^3 voxels it holds (at least one, at most every
+// core) and runs as many batches at once as that leaves cores for (at most 4: each holds one
+// window's activations). LibTorch's kernels on a 64^3 window scale poorly beyond one thread, so
+// small windows run side by side; from 96^3 on, a window's own kernels keep two threads busy, and
+// two such windows at once only compete for the memory bandwidth (measured on 2 cores: README).
 struct WindowConcurrency {
   int64_t workers = 1;
   int64_t threadsPerWorker = 1;
 };
-WindowConcurrency windowConcurrency(int64_t batches, int64_t cores, int64_t requested);
+constexpr int64_t kWindowVoxelsPerThread = 64 * 64 * 64;
+WindowConcurrency windowConcurrency(int64_t batches, int64_t cores, int64_t requested, int64_t voxelsPerBatch);
 
 using ForwardFn = std::function<torch::Tensor(const torch::Tensor&)>;  // [N,C,D,H,W] -> [N,K,D,H,W]
 

@@ -6,9 +6,11 @@
 // 32 MiB (the loader's patches and augmentation buffers, image volumes, small tensors), and
 // core/nn/TensorBlockCache for LibTorch's tensors of 1 MiB and more, of any size.
 //
-// keepTensorMemoryInProcess() sets what PyTorch users get by preloading jemalloc or tcmalloc: blocks
-// up to 32 MiB come from the heap (the most glibc allows), the heap grows 512 MiB ahead and keeps up
-// to 1 GiB free at its top. The cost is resident memory: up to that much more than the live data.
+// keepTensorMemoryInProcess() sets what PyTorch users get by preloading jemalloc or tcmalloc: every
+// block comes from the heap (no mmap of its own, whatever its size: oneDNN's buffers above 32 MiB
+// too, which LibTorch's allocator never sees), the heap grows 512 MiB ahead and keeps up to 1 GiB
+// free at its top. The cost is resident memory: up to that much more than the live data, and a
+// freed block below the top stays in the process for later blocks.
 // A MALLOC_* variable already in the environment (the user's own glibc tuning) or
 // MEDSEG_KEEP_TENSOR_MEMORY=0 leaves glibc's defaults.
 #include <string>

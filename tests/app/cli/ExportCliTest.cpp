@@ -27,11 +27,40 @@ json eventOfKind(const std::string& output, const std::string& event) {
 std::string tinyConfig() { return std::string(MEDSEG_SOURCE_DIR) + "/resources/configs/tiny-test.yaml"; }
 
 // Sliding-window inference of every training case with probabilities, into `out`.
-json inferTrainingCases(const fs::path& model, const fs::path& data, const fs::path& out) {
-  const auto run = test::runMedseg({"--json", "infer", "--model", model.string(), "--input", data.string(), "--subset",
-                                    "training", "--out", out.string(), "--probabilities"});
+json inferTrainingCases(const fs::path& model, const fs::path& data, const fs::path& out,
+                        std::vector<std::string> extra = {}) {
+  std::vector<std::string> args{"--json", "infer", "--model", model.string(), "--input", data.string(), "--subset",
+                                "training", "--out", out.string(), "--probabilities"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  const auto run = test::runMedseg(args);
   EXPECT_EQ(run.exitCode, 0) << run.output;
   return eventOfKind(run.output, "result");
+}
+
+// Every mask in `expected` has a twin in `actual` with the same labels; probabilities within 1e-5.
+void expectSameMasks(const fs::path& expected, const fs::path& actual) {
+  int masks = 0;
+  int64_t labelled = 0;  // identical all-background maps would show nothing
+  for (const auto& entry : fs::directory_iterator(expected)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() < 7 || name.compare(name.size() - 7, 7, ".nii.gz") != 0) continue;
+    const fs::path twin = actual / name;
+    ASSERT_TRUE(fs::exists(twin)) << name;
+    if (name.find("_probabilities") != std::string::npos) {
+      const auto a = readImage(entry.path()), b = readImage(twin);
+      ASSERT_EQ(a.data.size(), b.data.size()) << name;
+      float largest = 0.0f;
+      for (size_t i = 0; i < a.data.size(); ++i) largest = std::max(largest, std::abs(a.data[i] - b.data[i]));
+      EXPECT_LE(largest, 1e-5f) << name;
+    } else {
+      const auto labels = readLabels(entry.path());
+      EXPECT_EQ(labels.data, readLabels(twin).data) << name;
+      labelled += std::count_if(labels.data.begin(), labels.data.end(), [](uint8_t v) { return v != 0; });
+      ++masks;
+    }
+  }
+  EXPECT_EQ(masks, 5);
+  EXPECT_GT(labelled, 0);
 }
 
 TEST(ExportCli, ExportedTorchScriptSegmentsLikeTheCheckpoint) {
@@ -57,28 +86,16 @@ TEST(ExportCli, ExportedTorchScriptSegmentsLikeTheCheckpoint) {
   EXPECT_EQ(fromCheckpoint["model_kind"], "medseg");
   EXPECT_EQ(fromExport["model_kind"], "torchscript");
   EXPECT_EQ(fromExport["succeeded"], 5);
-  int masks = 0;
-  int64_t labelled = 0;  // identical all-background maps would show nothing
-  for (const auto& entry : fs::directory_iterator(dir / "masks-checkpoint")) {
-    const std::string name = entry.path().filename().string();
-    if (name.size() < 7 || name.compare(name.size() - 7, 7, ".nii.gz") != 0) continue;
-    const fs::path twin = dir / "masks-torchscript" / name;
-    ASSERT_TRUE(fs::exists(twin)) << name;
-    if (name.find("_probabilities") != std::string::npos) {
-      const auto a = readImage(entry.path()), b = readImage(twin);
-      ASSERT_EQ(a.data.size(), b.data.size()) << name;
-      float largest = 0.0f;
-      for (size_t i = 0; i < a.data.size(); ++i) largest = std::max(largest, std::abs(a.data[i] - b.data[i]));
-      EXPECT_LE(largest, 1e-5f) << name;
-    } else {
-      const auto labels = readLabels(entry.path());
-      EXPECT_EQ(labels.data, readLabels(twin).data) << name;
-      labelled += std::count_if(labels.data.begin(), labels.data.end(), [](uint8_t v) { return v != 0; });
-      ++masks;
-    }
+  // Frozen and optimised at load by default; --no-graph-optimisation runs the saved graph itself.
+  EXPECT_EQ(fromCheckpoint["model_preparation"], "frozen and optimised for inference");
+  EXPECT_EQ(fromExport["model_preparation"], "frozen and optimised for inference");
+  const json asSaved = inferTrainingCases(dir / "model.pt", dir / "data", dir / "masks-as-loaded", {"--no-graph-optimisation"});
+  EXPECT_EQ(asSaved["model_preparation"], "as saved (asked for)");
+  EXPECT_EQ(asSaved["succeeded"], 5);
+  for (const char* folder : {"masks-torchscript", "masks-as-loaded"}) {
+    SCOPED_TRACE(folder);
+    expectSameMasks(dir / "masks-checkpoint", dir / folder);
   }
-  EXPECT_EQ(masks, 5);
-  EXPECT_GT(labelled, 0);
 }
 
 TEST(ExportCli, OnnxIsRefusedWithThePythonWayToGetIt) {

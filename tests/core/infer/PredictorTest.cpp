@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <random>
@@ -236,6 +237,36 @@ TEST(Predictor, TorchScriptModelWithSidecarDescription) {
 
   std::ofstream(dir / "tiny.pt.json") << R"({"class_names": ["bg", "a"], "patch_size": [16, 16, 16]})";
   EXPECT_THROW(Predictor::load(file, {}, "cpu").predict(image), InputError);  // 3 outputs, 2 names
+}
+
+// A checkpoint's float32 passes run its network as a frozen TorchScript graph optimised for
+// inference: labels as the checkpoint's own layers give them (GraphPreparation::AsSaved, which
+// training-time validation also runs), probabilities within 1e-5, for every norm and block kind.
+TEST(Predictor, CheckpointRunsAnOptimisedGraphWithTheLayersLabels) {
+  test::ScratchDir dir("predictor-optimised");
+  const auto image = brainImage();
+  PredictorOptions options;
+  options.probabilities = true;
+  for (const char* norm : {"instance", "batch", "group"})
+    for (bool residual : {false, true}) {
+      SCOPED_TRACE(std::string(norm) + (residual ? " residual" : ""));
+      auto d = tinyDescription();
+      d.network.norm = norm;
+      d.network.residual = residual;
+      d.network.deepSupervision = residual;
+      const auto file = saveTinyModel(dir / (std::string(norm) + (residual ? "-res.pt" : ".pt")), d);
+      const auto fast = Predictor::load(file, {}, "cpu");
+      const auto exact = Predictor::load(file, {}, "cpu", GraphPreparation::AsSaved);
+      EXPECT_EQ(fast.preparation(), "frozen and optimised for inference");
+      EXPECT_EQ(exact.preparation(), "as saved (asked for)");
+      const auto a = fast.predict(image, options), b = exact.predict(image, options);
+      EXPECT_EQ(a.labels.data, b.labels.data);
+      ASSERT_EQ(a.probabilities.data.size(), b.probabilities.data.size());
+      float largest = 0.0f;
+      for (size_t i = 0; i < a.probabilities.data.size(); ++i)
+        largest = std::max(largest, std::abs(a.probabilities.data[i] - b.probabilities.data[i]));
+      EXPECT_LE(largest, 1e-5f);
+    }
 }
 
 TEST(Predictor, RejectsFilesThatAreNotModels) {

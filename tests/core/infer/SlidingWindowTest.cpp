@@ -235,16 +235,22 @@ TEST(SlidingWindow, StopsWhenInterrupted) {
   EXPECT_EQ(calls, 2);
 }
 
-TEST(SlidingWindow, ConcurrencyUsesOneWorkerPerCoreUpToFourAndSplitsTheThreads) {
-  EXPECT_EQ(windowConcurrency(48, 2, 0).workers, 2);
-  EXPECT_EQ(windowConcurrency(48, 2, 0).threadsPerWorker, 1);
-  EXPECT_EQ(windowConcurrency(48, 16, 0).workers, 4);
-  EXPECT_EQ(windowConcurrency(48, 16, 0).threadsPerWorker, 4);
-  EXPECT_EQ(windowConcurrency(1, 8, 0).workers, 1);  // whole volume: one pass with every thread
-  EXPECT_EQ(windowConcurrency(1, 8, 0).threadsPerWorker, 8);
-  EXPECT_EQ(windowConcurrency(48, 2, 3).workers, 3);  // --workers is taken as given
-  EXPECT_EQ(windowConcurrency(48, 2, 3).threadsPerWorker, 1);
-  EXPECT_EQ(windowConcurrency(2, 2, 6).workers, 2);  // never more workers than batches
+TEST(SlidingWindow, ConcurrencyGivesEachWindowAThreadPer64CubedVoxelsAndSplitsTheCores) {
+  constexpr int64_t k64 = 64 * 64 * 64, k96 = 96 * 96 * 96, k128 = 128 * 128 * 128;
+  EXPECT_EQ(windowConcurrency(196, 2, 0, k64).workers, 2);  // small windows side by side
+  EXPECT_EQ(windowConcurrency(196, 2, 0, k64).threadsPerWorker, 1);
+  EXPECT_EQ(windowConcurrency(48, 2, 0, k96).workers, 1);  // a 96^3 window keeps both cores busy
+  EXPECT_EQ(windowConcurrency(48, 2, 0, k96).threadsPerWorker, 2);
+  EXPECT_EQ(windowConcurrency(48, 16, 0, k64).workers, 4);  // at most 4 windows' activations at once
+  EXPECT_EQ(windowConcurrency(48, 16, 0, k64).threadsPerWorker, 4);
+  EXPECT_EQ(windowConcurrency(48, 16, 0, k128).workers, 2);  // 8 threads a window
+  EXPECT_EQ(windowConcurrency(48, 16, 0, k128).threadsPerWorker, 8);
+  EXPECT_EQ(windowConcurrency(48, 2, 0, 2 * k64).workers, 1);  // a batch of two 64^3 windows
+  EXPECT_EQ(windowConcurrency(1, 8, 0, k64).workers, 1);  // whole volume: one pass with every thread
+  EXPECT_EQ(windowConcurrency(1, 8, 0, k64).threadsPerWorker, 8);
+  EXPECT_EQ(windowConcurrency(48, 2, 3, k96).workers, 3);  // --workers is taken as given
+  EXPECT_EQ(windowConcurrency(48, 2, 3, k96).threadsPerWorker, 1);
+  EXPECT_EQ(windowConcurrency(2, 2, 6, k64).workers, 2);  // never more workers than batches
 }
 
 // Concurrent windows are added in window order: the same sums as one window at a time. A float64

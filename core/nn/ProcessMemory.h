@@ -1,0 +1,13 @@
+#pragma once
+// Freed memory stays in the process, in two layers, for every MedSeg program that runs a network
+// (medseg, medseg-worker): glibc keeps blocks up to 32 MiB on its heap (core/util/TensorMemory: the
+// loader's patches, augmentation and image buffers), and LibTorch's tensors of 1 MiB and more reuse
+// dead ones' blocks (core/nn/TensorBlockCache). Each layer has its own switch in the environment.
+#include <string>
+
+namespace medseg {
+
+// Call first in main(), before any thread starts. Returns the two layers' log lines, joined by "; ".
+std::string keepFreedMemoryInProcess();
+
+}  // namespace medseg
