@@ -1,8 +1,8 @@
 #pragma once
 // Freed memory stays in the process, in two layers, for every MedSeg program that runs a network
-// (medseg, medseg-worker): glibc keeps blocks up to 32 MiB on its heap (core/util/TensorMemory: the
-// loader's patches, augmentation and image buffers), and LibTorch's tensors of 1 MiB and more reuse
-// dead ones' blocks (core/nn/TensorBlockCache). Each layer has its own switch in the environment.
+// (medseg, medseg-worker): glibc serves every block from its heap and keeps freed ones there
+// (core/util/TensorMemory: the loader's patches, augmentation and image buffers, oneDNN's own
+// buffers), and LibTorch's tensors of 1 MiB and more reuse dead ones' blocks (core/nn/TensorBlockCache). Each layer has its own switch in the environment.
 #include <string>
 
 namespace medseg {

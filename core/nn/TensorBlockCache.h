@@ -1,8 +1,10 @@
 #pragma once
 // LibTorch's CPU allocator asks malloc for every tensor and frees it when the tensor dies. A training
-// step or a sliding-window pass allocates the same large shapes again and again; glibc maps large
-// blocks fresh each time (above its mmap threshold, at most 32 MiB even as core/util/TensorMemory.h
-// sets it) or trims them off the heap's top, and the kernel zeroes every page again on first touch.
+// step or a sliding-window pass allocates the same large shapes again and again; with its default
+// settings glibc maps large blocks fresh each time (above its mmap threshold) or trims them off the
+// heap's top, and the kernel zeroes every page again on first touch. core/util/TensorMemory.h
+// changes those settings for the whole process; this cache keeps LibTorch's tensors apart from them
+// (and from a user's own MALLOC_* tuning, which turns that layer off).
 //
 // TensorBlockCache is a CPU allocator that keeps the blocks of dead tensors of 1 MiB and more (sizes
 // rounded up to 64 KiB) and hands them to the next tensor of that rounded size, as PyTorch's CUDA

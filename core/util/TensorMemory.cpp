@@ -25,11 +25,12 @@ std::string keepTensorMemoryInProcess() {
   const char* switchValue = std::getenv("MEDSEG_KEEP_TENSOR_MEMORY");
   if (switchValue && std::strcmp(switchValue, "0") == 0) return "glibc malloc defaults (MEDSEG_KEEP_TENSOR_MEMORY=0)";
   if (userTunesMalloc()) return "glibc malloc as the environment tunes it (MALLOC_* / GLIBC_TUNABLES)";
-  // M_MMAP_MAX 0: blocks above the 32 MiB threshold come from the heap too. oneDNN's own buffers
-  // (the reorders and blocked-layout tensors of an optimised graph) bypass LibTorch's allocator and
-  // were fresh mmaps, hence page faults, at every window of 96^3.
-  const bool ok = mallopt(M_MMAP_THRESHOLD, 32 * kMiB) == 1 && mallopt(M_MMAP_MAX, 0) == 1 &&
-                  mallopt(M_TOP_PAD, 512 * kMiB) == 1 && mallopt(M_TRIM_THRESHOLD, 1024 * kMiB) == 1;
+  // M_MMAP_MAX 0: no block gets an mmap of its own, whatever its size, so no mmap threshold is set
+  // (glibc's largest, 32 MiB, left oneDNN's own buffers, which bypass LibTorch's allocator, as fresh
+  // mmaps, hence page faults, at every window of 96^3). Setting any of these also stops glibc from
+  // moving its trim threshold by itself.
+  const bool ok = mallopt(M_MMAP_MAX, 0) == 1 && mallopt(M_TOP_PAD, 512 * kMiB) == 1 &&
+                  mallopt(M_TRIM_THRESHOLD, 1024 * kMiB) == 1;
   return ok ? "freed tensor memory kept in the process (no mmap per block, top pad 512 MiB, trim threshold 1 GiB)"
             : "glibc refused the malloc settings; its defaults stay";
 }

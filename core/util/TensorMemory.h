@@ -2,9 +2,9 @@
 // glibc's malloc gives large freed blocks back to the kernel at once: above its dynamic mmap
 // threshold every allocation is a fresh mmap, and the top of the heap is trimmed whenever 2 x that
 // threshold lies free; the next use asks again and the kernel zeroes every page on first touch.
-// MedSeg keeps freed memory in the process in two layers: this one for every allocation up to
-// 32 MiB (the loader's patches and augmentation buffers, image volumes, small tensors), and
-// core/nn/TensorBlockCache for LibTorch's tensors of 1 MiB and more, of any size.
+// MedSeg keeps freed memory in the process in two layers: this one for every malloc of the process
+// (the loader's patches and augmentation buffers, image volumes, small tensors, oneDNN's buffers),
+// and core/nn/TensorBlockCache for LibTorch's tensors of 1 MiB and more.
 //
 // keepTensorMemoryInProcess() sets what PyTorch users get by preloading jemalloc or tcmalloc: every
 // block comes from the heap (no mmap of its own, whatever its size: oneDNN's buffers above 32 MiB
