@@ -16,6 +16,7 @@
 #include "cluster/submit/Process.h"
 #include "cluster/submit/RunDirectory.h"
 #include "core/util/AtomicFile.h"
+#include "support/ProcessTable.h"
 #include "support/TestSupport.h"
 
 namespace medseg::cluster {
@@ -157,6 +158,16 @@ TEST_F(DistributedInference, KilledRunResumedSegmentsOnlyTheMissingCases) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   ::kill(-launcher, SIGKILL);
   while (isProcessAlive(launcher)) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  // A rank outlives mpirun for a moment (it notices the lost launcher at its next message) and may
+  // still finish the mask in hand: count the masks once no process of this run is left.
+  const auto rankOfThisRun = [&] {
+    for (const auto& process : test::listProcesses())
+      if (process.hasArgument(run.string())) return true;
+    return false;
+  };
+  while (rankOfThisRun() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_FALSE(rankOfThisRun()) << "a rank of the killed run is still running";
   const auto before = maskNames(run / "masks");
   ASSERT_GE(before.size(), 1u) << readTextFile(run / "logs" / "launcher.err");
   ASSERT_LT(before.size(), 7u) << "the run ended before it could be killed mid-way";
