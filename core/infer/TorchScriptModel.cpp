@@ -1,11 +1,17 @@
 #include "core/infer/TorchScriptModel.h"
 
+#include "core/nn/BlockTransposedConvolution.h"
 #include "core/util/Interrupt.h"
 
 namespace medseg {
 namespace {
 
 std::string firstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+std::string upsamplingNote(int upsamplings) {
+  if (upsamplings == 0) return "";
+  return "; " + std::to_string(upsamplings) + " up-sampling" + (upsamplings == 1 ? "" : "s") + " on all cores";
+}
 
 }  // namespace
 
@@ -14,8 +20,9 @@ OptimisedGraph optimiseForInference(const torch::jit::Module& module, GraphPrepa
   try {
     // freeze clones the module: the one given keeps its own attributes and graph.
     auto frozen = torch::jit::freeze(module);
-    return {std::make_shared<torch::jit::Module>(torch::jit::optimize_for_inference(frozen)),
-            "frozen and optimised for inference"};
+    auto optimised = std::make_shared<torch::jit::Module>(torch::jit::optimize_for_inference(frozen));
+    const int upsamplings = useBlockTransposedConvolution(*optimised->get_method("forward").graph());
+    return {optimised, "frozen and optimised for inference" + upsamplingNote(upsamplings)};
   } catch (const c10::Error& error) {
     return {nullptr, "as saved (LibTorch could not freeze it: " + firstLine(error.msg()) + ")"};
   }

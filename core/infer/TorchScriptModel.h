@@ -2,11 +2,13 @@
 // Networks made ready for inference once, at load: the graph is frozen (weights become constants)
 // and passed through LibTorch's optimize_for_inference (batch-norm folding, oneDNN blocked layouts
 // for the convolutions on CPUs, kept from one layer to the next), as `torch.jit.optimize_for_inference`
-// does in Python. This serves TorchScript files (torch.jit.save from PyTorch or MONAI, `medseg
-// export`) and MedSeg checkpoints alike (their network turned into TorchScript by core/nn/
-// TorchScriptExport). The network as saved is kept beside it for bf16 autocast, which reaches only
-// ordinary ATen operators (the optimised graph's oneDNN ones would stay float32), and for runs that
-// must match PyTorch, or training-time validation, bit for bit.
+// does in Python; then its up-samplings (transposed convolutions with kernel == stride) go to
+// core/nn/BlockTransposedConvolution, which runs them on all cores where LibTorch's uses one. This
+// serves TorchScript files (torch.jit.save from PyTorch or MONAI, `medseg export`) and MedSeg
+// checkpoints alike (their network turned into TorchScript by core/nn/TorchScriptExport). The network
+// as saved is kept beside it for bf16 autocast, which reaches only ordinary ATen operators (the
+// optimised graph's oneDNN ones would stay float32), and for runs that must match PyTorch, or
+// training-time validation, bit for bit.
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -20,9 +22,9 @@ enum class GraphPreparation {
   AsSaved,    // exactly the saved graph / the checkpoint's layers
 };
 
-// The optimised module and what was done ("frozen and optimised for inference"), or a null module
-// and why not: asked for AsSaved, or LibTorch could not freeze it (a forward that changes its own
-// attributes, say). `module` must be in eval mode; it is not changed.
+// The optimised module and what was done ("frozen and optimised for inference; 3 up-samplings on all
+// cores"), or a null module and why not: asked for AsSaved, or LibTorch could not freeze it (a
+// forward that changes its own attributes, say). `module` must be in eval mode; it is not changed.
 struct OptimisedGraph {
   std::shared_ptr<torch::jit::Module> module;
   std::string preparation;
