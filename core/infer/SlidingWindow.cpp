@@ -213,22 +213,22 @@ torch::Tensor slidingWindowInference(const torch::Tensor& input, const ForwardFn
   for (int64_t batch = 0; batch < batches; ++batch) {
     const auto [first, count] = windowsOfBatch(batch);
     const torch::Tensor out = outputs.next();
-    if (!sum.defined()) {
-      const auto on = torch::TensorOptions().dtype(out.scalar_type()).device(out.device());
-      sum = torch::zeros({out.size(1), plan.padded[0], plan.padded[1], plan.padded[2]}, on);
-      weightSum = torch::zeros({1, plan.padded[0], plan.padded[1], plan.padded[2]}, on);
-      importance = (options.gaussian && weighted ? gaussianImportanceMap(plan.window)
-                                                 : torch::ones({plan.window[0], plan.window[1], plan.window[2]}))
-                       .to(out.device(), out.scalar_type())
-                       .unsqueeze(0);
-    }
-    for (int64_t b = 0; b < count; ++b) {
-      const auto& start = plan.starts[first + b];
-      if (weighted) {
+    if (!weighted) {
+      sum = out[0];  // the one window covers the padded volume: no second full-size copy
+    } else {
+      if (!sum.defined()) {
+        const auto on = torch::TensorOptions().dtype(out.scalar_type()).device(out.device());
+        sum = torch::zeros({out.size(1), plan.padded[0], plan.padded[1], plan.padded[2]}, on);
+        weightSum = torch::zeros({1, plan.padded[0], plan.padded[1], plan.padded[2]}, on);
+        importance = (options.gaussian ? gaussianImportanceMap(plan.window)
+                                       : torch::ones({plan.window[0], plan.window[1], plan.window[2]}))
+                         .to(out.device(), out.scalar_type())
+                         .unsqueeze(0);
+      }
+      for (int64_t b = 0; b < count; ++b) {
+        const auto& start = plan.starts[first + b];
         windowOf(sum, start, plan.window).add_(out[b] * importance);
         windowOf(weightSum, start, plan.window).add_(importance);
-      } else {
-        windowOf(sum, start, plan.window).copy_(out[b]);
       }
     }
     if (onWindow) onWindow(first + count, total);
