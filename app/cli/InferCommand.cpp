@@ -153,9 +153,10 @@ void addInfer(CLI::App& parent, CliContext& context) {
                 "Replace NaN / Inf voxels by 0 (and report how many) instead of refusing the image");
   cmd->add_option("--threads", o->threads, "CPU threads for LibTorch (0: all cores)")->capture_default_str();
   cmd->add_option("--precision", o->precision,
-                  "fp32, or bf16 (bf16 autocast: faster on GPUs and CPUs with AVX-512 BF16 / AMX; see README for its Dice cost)")
+                  "auto (bf16 on CPUs with AVX-512 BF16 / AMX, fp32 elsewhere), fp32 (the same mask on every machine), "
+                  "or bf16 (autocast; also on GPUs). README gives bf16's Dice cost")
       ->capture_default_str()
-      ->check(CLI::IsMember({"fp32", "bf16"}));
+      ->check(CLI::IsMember({"auto", "fp32", "bf16"}));
   cmd->add_option("--device", o->device, "auto (CUDA when available), cpu, cuda or cuda:N")->capture_default_str();
   cmd->add_option("--subset", o->subset, "Data-set input: test, training or all")->capture_default_str();
   cmd->add_option("--case", o->cases, "Data-set input: segment only this case id (repeatable)");

@@ -16,6 +16,7 @@
 #include "core/io/ImageIO.h"
 #include "core/io/LabelTable.h"
 #include "core/io/NonFiniteVoxels.h"
+#include "core/nn/Autocast.h"
 #include "core/util/Interrupt.h"
 
 namespace medseg {
@@ -108,7 +109,7 @@ bool isBadInput(const std::exception& e) {
 }  // namespace
 
 nlohmann::json InferenceSummary::toJson() const {
-  return {{"model", model.string()}, {"model_kind", modelKind}, {"model_preparation", modelPreparation}, {"device", device},
+  return {{"model", model.string()}, {"model_kind", modelKind}, {"model_preparation", modelPreparation}, {"precision", precision}, {"device", device},
           {"targets", targets},      {"cases", cases},          {"succeeded", succeeded},
           {"failed", failed},        {"failures_bad_input", failuresAreBadInput}, {"seconds", seconds}};
 }
@@ -125,11 +126,15 @@ InferenceSummary runInference(const InferenceOptions& o, Reporter& reporter, Cas
   InferenceSummary summary;
   summary.model = o.model;
   summary.modelKind = predictor.kind();
-  summary.modelPreparation = predictor.preparation();
+  const PrecisionChoice precision = o.precisionChoice();
+  summary.precision = precision.description;
+  // bf16 autocast reaches only ordinary operators: those passes run the network as saved.
+  summary.modelPreparation = precision.bf16 ? "as saved (bf16 autocast)" : predictor.preparation();
   summary.device = predictor.device().str();
   summary.targets = targetModeName(predictor.description().targets);
   reporter.log("model " + o.model.string() + " (" + summary.modelKind +
-               (summary.modelPreparation.empty() ? "" : ", " + summary.modelPreparation) + ", " + summary.targets +
+               (summary.modelPreparation.empty() ? "" : ", " + summary.modelPreparation) + ", " + summary.precision +
+               ", " + summary.targets +
                ") on " + summary.device + ", " + std::to_string(jobs.size()) + " case(s)");
 
   for (size_t i = 0; i < jobs.size(); ++i) {

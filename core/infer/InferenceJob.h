@@ -24,6 +24,7 @@ struct InferenceSummary {
   std::filesystem::path model;
   std::string modelKind;  // "medseg" or "torchscript"
   std::string modelPreparation;  // "frozen and optimised for inference", or "as saved (why)"
+  std::string precision;         // PrecisionChoice::description: "fp32", "bf16 (auto: ...)", ...
   std::string device;
   std::string targets;    // "labels" or "regions"
   nlohmann::json cases = nlohmann::json::array();  // per case: case, status ok|failed, output, volumes_ml, ...
@@ -31,7 +32,7 @@ struct InferenceSummary {
   int64_t failed = 0;
   bool failuresAreBadInput = true;  // every failed case failed on its input (unreadable, wrong channels)
   double seconds = 0.0;
-  // {"model", "model_kind", "model_preparation", "device", "targets", "cases", "succeeded", "failed",
+  // {"model", "model_kind", "model_preparation", "precision", "device", "targets", "cases", "succeeded", "failed",
   //  "failures_bad_input", "seconds"}: the fields of `medseg infer`'s result event.
   nlohmann::json toJson() const;
 };

@@ -53,9 +53,11 @@ PredictorOptions InferenceOptions::predictorOptions() const {
   p.mirrorTta = tta;
   p.gaussian = gaussian;
   p.probabilities = probabilities;
-  p.bf16 = parseBf16Precision(precision, resolveDevice(device));
+  p.bf16 = precisionChoice().bf16;
   return p;
 }
+
+PrecisionChoice InferenceOptions::precisionChoice() const { return choosePrecision(precision, resolveDevice(device)); }
 
 ModelOverrides InferenceOptions::modelOverrides() const {
   ModelOverrides overrides;

@@ -13,6 +13,7 @@ namespace medseg {
 
 struct PredictorOptions;  // core/infer/Predictor.h (kept out of this header: no torch here)
 struct ModelOverrides;
+struct PrecisionChoice;  // core/nn/Autocast.h
 
 // How masks are written: NIfTI (.nii.gz, the default), NRRD (.nrrd), or a DICOM Segmentation
 // object (.dcm, core/io/DicomSeg.h) on the grid of the source DICOM series.
@@ -33,7 +34,7 @@ struct InferenceOptions {
   bool gaussian = true;
   bool probabilities = false;
   bool allowNonFinite = false;  // NaN / Inf voxels become 0 (reported) instead of refusing the image
-  std::string precision = "fp32";  // fp32 | bf16 (bf16 autocast; a CPU needs native bf16)
+  std::string precision = "auto";  // auto | fp32 | bf16 (choosePrecision in core/nn/Autocast.h)
   int threads = 0;              // CPU threads the inference may use (all window workers together); 0: usableCores()
   std::string device = "auto";
   std::string subset = "test";  // data-set input: test, training or all
@@ -51,6 +52,7 @@ struct InferenceOptions {
   // InputError naming the option for values out of range or combinations that exclude each other.
   void validate() const;
   PredictorOptions predictorOptions() const;  // validated
+  PrecisionChoice precisionChoice() const;
   ModelOverrides modelOverrides() const;
 };
 

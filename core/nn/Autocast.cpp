@@ -84,4 +84,14 @@ bool parseBf16Precision(const std::string& name, const torch::Device& device) {
   return true;
 }
 
+PrecisionChoice choosePrecision(const std::string& name, const torch::Device& device) {
+  if (name != "auto") {
+    const bool bf16 = parseBf16Precision(name, device);
+    return {bf16, bf16 ? "bf16" : "fp32"};
+  }
+  if (!device.is_cpu()) return {false, "fp32 (auto: bf16 is chosen on CPUs only; --precision bf16 asks for it)"};
+  if (!cpuHasNativeBf16()) return {false, "fp32 (auto: this CPU has no native bf16)"};
+  return {true, "bf16 (auto: this CPU computes bf16 natively; --precision fp32 for float32)"};
+}
+
 }  // namespace medseg

@@ -15,6 +15,9 @@
 #include <cmath>
 #include <stdexcept>
 
+#include <ATen/autocast_mode.h>
+
+#include "core/nn/BlockTransposedConvolution.h"
 #include "core/util/Interrupt.h"
 
 namespace medseg {
@@ -115,6 +118,16 @@ void initialiseWeights(nn::Module& module, double slope) {
   }
 }
 
+// bf16 inference runs these layers (the optimised float32 graph is not used under autocast): there
+// the up-sampling goes to BlockTransposedConvolution, on all cores where LibTorch's uses one, in
+// float32 as LibTorch's autocast keeps it. Training and float32 passes keep LibTorch's layer, so
+// validation and --no-graph-optimisation stay bit for bit those of PyTorch.
+torch::Tensor upsample(nn::ConvTranspose3dImpl& layer, const torch::Tensor& x) {
+  if (torch::GradMode::is_enabled() || !x.is_cpu() || !at::autocast::is_cpu_enabled()) return layer.forward(x);
+  return blockTransposedConvolution3d(x.to(torch::kFloat), layer.weight,
+                                      layer.bias.defined() ? c10::optional<torch::Tensor>(layer.bias) : c10::nullopt);
+}
+
 }  // namespace
 
 UNet3dImpl::UNet3dImpl(const UNetConfig& config) : config_(config) {
@@ -170,7 +183,7 @@ std::vector<torch::Tensor> UNet3dImpl::run(const torch::Tensor& input, int64_t e
   }
   std::vector<torch::Tensor> outputs(static_cast<size_t>(1 + extraHeads));
   for (int64_t level = c.depth - 2; level >= 0; --level) {
-    x = upsample_[level]->as<nn::ConvTranspose3dImpl>()->forward(x);
+    x = upsample(*upsample_[level]->as<nn::ConvTranspose3dImpl>(), x);
     x = decoder_[level]->as<ConvBlockImpl>()->forward(torch::cat({x, skips[static_cast<size_t>(level)]}, 1));
     if (level <= extraHeads) outputs[static_cast<size_t>(level)] = heads_[level]->as<nn::Conv3dImpl>()->forward(x);
   }
@@ -195,7 +208,7 @@ torch::Tensor UNet3dImpl::forwardPart(const std::string& list, int64_t index, co
   const auto module = part(list, index);
   if (list == "encoder" || list == "decoder") return module->as<ConvBlockImpl>()->forward(x);
   if (list == "downsample") return module->as<DownsampleImpl>()->forward(x);
-  if (list == "upsample") return module->as<nn::ConvTranspose3dImpl>()->forward(x);
+  if (list == "upsample") return upsample(*module->as<nn::ConvTranspose3dImpl>(), x);
   return module->as<nn::Conv3dImpl>()->forward(x);
 }
 
