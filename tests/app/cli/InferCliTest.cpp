@@ -56,6 +56,15 @@ TEST(InferCli, TrainedModelSegmentsADataSetFolderAndOneImage) {
   EXPECT_EQ(inferred["succeeded"], 4);
   EXPECT_EQ(inferred["failed"], 0);
   EXPECT_EQ(inferred["exit_code"], 0);
+  // --precision auto (the default): bf16 where this CPU computes it natively, through the network as
+  // saved (autocast reaches only ordinary operators); float32 through the optimised graph elsewhere.
+  const std::string precision = inferred["precision"];
+  if (precision.rfind("bf16 (auto: ", 0) == 0) {
+    EXPECT_EQ(inferred["model_preparation"], "as saved (bf16 autocast)");
+  } else {
+    EXPECT_EQ(precision, "fp32 (auto: this CPU has no native bf16)");
+    EXPECT_EQ(inferred["model_preparation"].get<std::string>().rfind("frozen and optimised for inference", 0), 0u);
+  }
   int caseMetrics = 0;
   for (const auto& event : jsonEvents(folder.output))
     if (event["event"] == "metric" && event["kind"] == "infer-case") ++caseMetrics;
@@ -68,9 +77,11 @@ TEST(InferCli, TrainedModelSegmentsADataSetFolderAndOneImage) {
   }
   const fs::path image = fs::path(inferred["cases"][0]["output"].get<std::string>()).filename();
   const auto single = test::runMedseg({"infer", "--model", best.string(), "--input", (data / "imagesTr" / image).string(),
-                                       "--out", (dir / "one.nii.gz").string(), "--roi", "16", "--probabilities"});
+                                       "--out", (dir / "one.nii.gz").string(), "--roi", "16", "--probabilities",
+                                       "--precision", "fp32"});
   ASSERT_EQ(single.exitCode, 0) << single.output;
   EXPECT_NE(single.output.find("1 of 1 case(s) segmented"), std::string::npos) << single.output;
+  EXPECT_NE(single.output.find("on all cores, fp32, regions)"), std::string::npos) << single.output;  // what ran
   EXPECT_TRUE(fs::exists(dir / "one.nii.gz"));
   EXPECT_TRUE(fs::exists(dir / "one_probabilities.nii.gz"));
   // Beside each mask its ITK-SNAP label file (and a Slicer colour table), so both show our names.

@@ -16,6 +16,26 @@ TEST(Autocast, PrecisionNames) {
   EXPECT_THROW(parseBf16Precision("fp16", torch::kCPU), InputError);
 }
 
+// Inference's default: bf16 exactly where this CPU computes it natively (the suite's
+// ONEDNN_MAX_CPU_ISA=AVX2 run takes the other branch), float32 on GPUs; named choices as asked.
+TEST(Autocast, AutoPrecisionIsBf16ExactlyWhereTheCpuHasIt) {
+  const PrecisionChoice automatic = choosePrecision("auto", torch::kCPU);
+  EXPECT_EQ(automatic.bf16, cpuHasNativeBf16());
+  EXPECT_EQ(automatic.description.rfind(cpuHasNativeBf16() ? "bf16 (auto: " : "fp32 (auto: ", 0), 0u) << automatic.description;
+  const PrecisionChoice gpu = choosePrecision("auto", torch::Device(torch::kCUDA, 0));
+  EXPECT_FALSE(gpu.bf16);
+  EXPECT_EQ(gpu.description.rfind("fp32 (auto: ", 0), 0u) << gpu.description;
+  const PrecisionChoice fp32 = choosePrecision("fp32", torch::kCPU);
+  EXPECT_FALSE(fp32.bf16);
+  EXPECT_EQ(fp32.description, "fp32");
+  EXPECT_THROW(choosePrecision("fp16", torch::kCPU), InputError);
+  if (cpuHasNativeBf16()) {
+    EXPECT_EQ(choosePrecision("bf16", torch::kCPU).description, "bf16");
+  } else {
+    EXPECT_THROW(choosePrecision("bf16", torch::kCPU), InputError);
+  }
+}
+
 // On a CPU with native bf16 the network's convolutions run in bf16 inside the scope (and only
 // there); elsewhere bf16 is refused with the reason, for inference and training alike.
 TEST(Autocast, Bf16OnTheCpuRunsWhereNativeAndIsRefusedElsewhere) {
