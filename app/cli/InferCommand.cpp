@@ -153,7 +153,7 @@ void addInfer(CLI::App& parent, CliContext& context) {
                 "Replace NaN / Inf voxels by 0 (and report how many) instead of refusing the image");
   cmd->add_option("--threads", o->threads, "CPU threads for LibTorch (0: all cores)")->capture_default_str();
   cmd->add_option("--precision", o->precision,
-                  "auto (bf16 on CPUs with AVX-512 BF16 / AMX, fp32 elsewhere), fp32 (the same mask on every machine), "
+                  "auto (bf16 on CPUs with AVX-512 BF16 / AMX, fp32 elsewhere), fp32 (float32 on every machine), "
                   "or bf16 (autocast; also on GPUs). README gives bf16's Dice cost")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "fp32", "bf16"}));
