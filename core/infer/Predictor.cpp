@@ -219,6 +219,8 @@ std::shared_ptr<std::function<torch::Tensor(const torch::Tensor&)>> forwardOf(st
 }  // namespace
 
 NetworkForward inferenceForward(UNet3d network, GraphPreparation preparation) {
+  auto layers = [network](const torch::Tensor& x) mutable { return network->forward(x); };
+  if (preparation == GraphPreparation::AsSaved) return {layers, kAsSavedAskedFor};  // no graph to build
   OptimisedGraph graph;
   try {
     graph = optimiseForInference(toTorchScript(*network), preparation);
@@ -226,7 +228,7 @@ NetworkForward inferenceForward(UNet3d network, GraphPreparation preparation) {
     graph.preparation = std::string("as saved (not expressible as TorchScript: ") + error.what() + ")";
   }
   if (graph.module) return {*forwardOf(graph.module), graph.preparation};
-  return {[network](const torch::Tensor& x) mutable { return network->forward(x); }, graph.preparation};
+  return {layers, graph.preparation};
 }
 
 Predictor Predictor::load(const std::filesystem::path& model, const ModelOverrides& overrides, const std::string& device,

@@ -16,7 +16,7 @@ std::string upsamplingNote(int upsamplings) {
 }  // namespace
 
 OptimisedGraph optimiseForInference(const torch::jit::Module& module, GraphPreparation preparation) {
-  if (preparation == GraphPreparation::AsSaved) return {nullptr, "as saved (asked for)"};
+  if (preparation == GraphPreparation::AsSaved) return {nullptr, kAsSavedAskedFor};
   try {
     // freeze clones the module: the one given keeps its own attributes and graph.
     auto frozen = torch::jit::freeze(module);

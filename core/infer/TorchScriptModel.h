@@ -25,6 +25,8 @@ enum class GraphPreparation {
 // The optimised module and what was done ("frozen and optimised for inference; 3 up-samplings on all
 // cores"), or a null module and why not: asked for AsSaved, or LibTorch could not freeze it (a
 // forward that changes its own attributes, say). `module` must be in eval mode; it is not changed.
+inline constexpr const char* kAsSavedAskedFor = "as saved (asked for)";  // the preparation for AsSaved
+
 struct OptimisedGraph {
   std::shared_ptr<torch::jit::Module> module;
   std::string preparation;
