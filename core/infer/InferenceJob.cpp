@@ -119,16 +119,17 @@ InferenceSummary runInference(const InferenceOptions& o, Reporter& reporter, Cas
   const PredictorOptions options = o.predictorOptions();
   if (o.threads > 0) torch::set_num_threads(o.threads);
   const std::vector<InferenceCase> jobs = planInference(o);
+  // bf16 autocast reaches only ordinary operators: those passes run the network as saved, so no
+  // optimised float32 graph is prepared for them.
+  const PrecisionChoice precision = o.precisionChoice();
   const Predictor predictor =
       Predictor::load(o.model, o.modelOverrides(), o.device,
-                      o.optimiseGraph ? GraphPreparation::Optimised : GraphPreparation::AsSaved);
+                      o.optimiseGraph && !precision.bf16 ? GraphPreparation::Optimised : GraphPreparation::AsSaved);
   const auto names = labelNames(predictor.description());
   InferenceSummary summary;
   summary.model = o.model;
   summary.modelKind = predictor.kind();
-  const PrecisionChoice precision = o.precisionChoice();
   summary.precision = precision.description;
-  // bf16 autocast reaches only ordinary operators: those passes run the network as saved.
   summary.modelPreparation = precision.bf16 ? "as saved (bf16 autocast)" : predictor.preparation();
   summary.device = predictor.device().str();
   summary.targets = targetModeName(predictor.description().targets);
