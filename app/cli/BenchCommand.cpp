@@ -195,7 +195,7 @@ nlohmann::json benchInference(const BenchOptions& o, TrainingEngine& engine, Rep
   // The pass `medseg infer` runs: float32 through the network's frozen optimised graph, bf16 under
   // autocast through its layers (Predictor).
   const bool bf16 = engine.config().cpuBf16;
-  NetworkForward fp32{{}, "as saved (bf16 autocast)"};
+  NetworkForward fp32{{}, kAsSavedForBf16};
   if (!bf16) fp32 = inferenceForward(model, o.optimiseGraph ? GraphPreparation::Optimised : GraphPreparation::AsSaved);
   ForwardFn forward = bf16 ? ForwardFn([&](const torch::Tensor& x) {
     Bf16Autocast autocast(torch::kCPU, true);

@@ -130,7 +130,7 @@ InferenceSummary runInference(const InferenceOptions& o, Reporter& reporter, Cas
   summary.model = o.model;
   summary.modelKind = predictor.kind();
   summary.precision = precision.description;
-  summary.modelPreparation = precision.bf16 ? "as saved (bf16 autocast)" : predictor.preparation();
+  summary.modelPreparation = precision.bf16 ? kAsSavedForBf16 : predictor.preparation();
   summary.device = predictor.device().str();
   summary.targets = targetModeName(predictor.description().targets);
   reporter.log("model " + o.model.string() + " (" + summary.modelKind +

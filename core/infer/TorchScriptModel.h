@@ -26,6 +26,8 @@ enum class GraphPreparation {
 // cores"), or a null module and why not: asked for AsSaved, or LibTorch could not freeze it (a
 // forward that changes its own attributes, say). `module` must be in eval mode; it is not changed.
 inline constexpr const char* kAsSavedAskedFor = "as saved (asked for)";  // the preparation for AsSaved
+// bf16 passes: autocast reaches only ordinary operators, so they run the network as saved.
+inline constexpr const char* kAsSavedForBf16 = "as saved (bf16 autocast)";
 
 struct OptimisedGraph {
   std::shared_ptr<torch::jit::Module> module;
