@@ -1,11 +1,15 @@
 // medseg-worker: the headless program `mpirun` starts on every rank of a cluster run.
 //   medseg-worker --run-dir DIR --mode data|experiment --config FILE [--data DIR] [--group-size G]
 //                 [--set key=value ...] [--bucket-mb 25] [--no-overlap] [--json] [--probe-allreduce]
-// data: one training, data parallel over all ranks (AllreduceStep), continuing the run folder's
-// checkpoint.pt when there is one (a resubmitted or requeued run); experiment: a search,
-// rank 0 coordinating, the others training trials in groups (ExperimentSearch); model: the U-Net
-// split into pipeline stages, one per rank (cluster/pipeline/ModelParallelRun.h), whose training
-// continues its pipeline checkpoint only with --resume (or starts over with --fresh):
+// Training and inference go through the plugins (core/plugin/PluginRegistry.h: --plugin-path,
+// MEDSEG_PLUGIN_PATH, the installed folder); the config's `plugin:` key names the training plugin
+// (default unet3d), --plugin the inference plugin of infer mode (default: the one recognising --model).
+// data: one training, data parallel over all ranks (the plugin's allreduce step strategy, capability
+// data_parallel), continuing the run folder's checkpoint.pt when there is one (a resubmitted or
+// requeued run); experiment: a search, rank 0 coordinating, the others training trials in groups
+// (ExperimentSearch); model: the plugin's task "pipeline" (unet3d: the U-Net split into pipeline
+// stages, one per rank), whose training continues its pipeline checkpoint only with --resume (or
+// starts over with --fresh):
 //   --mode model --task train|verify|bench|infer [--resume | --fresh] [--split encoder2,...] [--memory-per-device MB[,MB..]]
 //                [--micro-batches M] [--schedule gpipe|1f1b] [--checkpoint] [--device cpu|cuda] [--local-stages K]
 //                [--model FILE --cases N --infer-size X,Y,Z --roi R --overlap F --skip-sliding]
@@ -26,14 +30,13 @@
 
 #include "cluster/infer/DistributedInference.h"
 #include "cluster/parallel/AllreduceProbe.h"
-#include "cluster/parallel/AllreduceStep.h"
 #include "cluster/parallel/DevicePlacement.h"
 #include "cluster/parallel/ExperimentSearch.h"
 #include "cluster/parallel/MpiEnvironment.h"
-#include "cluster/pipeline/ModelParallelRun.h"
 #include "cluster/submit/RunDirectory.h"
-#include "core/train/TrainConfig.h"
+#include "core/plugin/PluginRegistry.h"
 #include "core/util/AtomicFile.h"
+#include "core/util/ConfigDocument.h"
 #include "core/util/Cores.h"
 #include "core/util/Interrupt.h"
 #include "core/nn/ProcessMemory.h"
@@ -43,7 +46,30 @@ namespace {
 using namespace medseg;
 using namespace medseg::cluster;
 
+// Model mode: the parameters of the training plugin's task "pipeline" (and --model, --roi, --overlap of infer).
+struct ModelModeOptions {
+  std::string task = "train";
+  bool resume = false;
+  std::string split;
+  std::vector<double> memoryPerDeviceMb;
+  int64_t microBatches = 2;
+  std::string schedule = "gpipe";
+  bool checkpoint = false;
+  std::string device = "cpu";
+  int localStages = 0;
+  int64_t profileEdge = 0, benchSteps = 2;
+  int maxFitStages = 2;
+  int64_t maxFitEdge = 256;
+  std::string model;
+  int64_t cases = 1;
+  std::vector<int64_t> inferSize, roi;
+  double overlap = 0.5;
+  bool skipSliding = false;
+};
+
 struct WorkerOptions {
+  std::vector<std::string> pluginPaths;
+  std::string inferPlugin;   // --mode infer: --plugin
   std::string runDir, mode = "data", config, data;
   int groupSize = 1;
   std::vector<std::string> overrides;
@@ -55,7 +81,7 @@ struct WorkerOptions {
   std::string device;          // empty: the config's (training), auto (infer)
   std::string subset = "test";  // --mode infer
   bool wholeVolume = false;     // --mode infer
-  ModelParallelOptions model;  // --mode model (and --model, --roi, --overlap of infer)
+  ModelModeOptions model;  // --mode model (and --model, --roi, --overlap of infer)
 };
 
 // Records the run's state when DIR is a submitted run folder; a plain output folder has none.
@@ -121,6 +147,39 @@ void pinTrialWorker(const MpiEnvironment& mpi) {
   std::cerr << ", pinned to CPU(s) " << cpuListText(block) << "\n";
 }
 
+// The config file with the overrides applied, and the training plugin it names (its `plugin:` key,
+// taken out of the document the plugin reads).
+nlohmann::json trainingDocument(const WorkerOptions& o, const std::vector<std::string>& overrides, std::string* plugin) {
+  nlohmann::json document = readConfigDocument(o.config);
+  for (const auto& assignment : overrides) applyOverride(document, assignment);
+  *plugin = document.value("plugin", std::string("unet3d"));
+  document.erase("plugin");
+  return document;
+}
+
+plugin::ParallelContext worldContext(const MpiEnvironment& mpi, const MPI_Comm& world) {
+  plugin::ParallelContext parallel;
+  parallel.rank = parallel.globalRank = mpi.rank();
+  parallel.size = mpi.size();
+  parallel.localRank = mpi.localRank();
+  parallel.localSize = mpi.localSize();
+  parallel.mpiCommunicator = &world;
+  return parallel;
+}
+
+nlohmann::json pipelineParameters(const WorkerOptions& o, const std::vector<std::string>& overrides, int64_t threads) {
+  const auto& m = o.model;
+  return {{"config", o.config},   {"overrides", overrides},     {"threads", threads},
+          {"task", m.task},       {"run_dir", o.runDir},        {"resume", m.resume},
+          {"fresh", o.fresh},     {"split", m.split},           {"memory_per_device", m.memoryPerDeviceMb},
+          {"micro_batches", m.microBatches}, {"schedule", m.schedule}, {"checkpoint", m.checkpoint},
+          {"device", m.device},   {"local_stages", m.localStages}, {"profile_edge", m.profileEdge},
+          {"bench_steps", m.benchSteps}, {"fit_stages", m.maxFitStages}, {"fit_max_edge", m.maxFitEdge},
+          {"model", m.model},     {"data", o.data},             {"cases", m.cases},
+          {"infer_size", m.inferSize}, {"roi", m.roi},          {"overlap", m.overlap},
+          {"skip_sliding", m.skipSliding}};
+}
+
 int run(const WorkerOptions& o, const MpiEnvironment& mpi) {
   Reporter reporter(o.json ? OutputMode::JsonLines : OutputMode::Human);
   const std::filesystem::path runDir(o.runDir);
@@ -128,21 +187,30 @@ int run(const WorkerOptions& o, const MpiEnvironment& mpi) {
   if (!o.data.empty()) overrides.push_back("data=" + o.data);
   if (mpi.rank() == 0) markState(runDir, RunState::Running, {{"ranks", mpi.size()}});
   if (o.config.empty() && o.mode != "infer") throw InputError("--config FILE is required in " + o.mode + " mode");
+  std::vector<std::filesystem::path> extra(o.pluginPaths.begin(), o.pluginPaths.end());
+  plugin::PluginRegistry plugins(plugin::PluginRegistry::searchPath(extra));
+  const MPI_Comm world = MPI_COMM_WORLD;
   nlohmann::json summary;
   int code = 0;
   if (o.mode == "data") {
-    TrainConfig config = loadTrainConfig(o.config, overrides);
-    if (config.threads <= 0) config.threads = defaultThreads(mpi);
-    config.device = placeThisRank(mpi, o.device.empty() ? config.device : o.device, runDir);
-    DataParallelOptions options;
-    options.runDir = runDir;
-    options.bucketBytes = static_cast<size_t>(o.bucketMb * 1024 * 1024);
-    options.overlap = !o.noOverlap;
-    options.globalRankForLogs = mpi.rank();
+    std::string pluginId;
+    plugin::TrainingRequest request;
+    request.config = trainingDocument(o, overrides, &pluginId);
+    if (request.config.value("threads", int64_t{0}) <= 0) request.config["threads"] = defaultThreads(mpi);
+    request.config["device"] =
+        placeThisRank(mpi, o.device.empty() ? request.config.value("device", std::string("auto")) : o.device, runDir);
+    if (!plugins.entry(pluginId).manifest.capabilities.dataParallel)
+      throw InputError("plugin " + pluginId + " does not train data parallel (its capabilities: no data_parallel)");
+    request.runDir = runDir;
+    request.bucketMb = o.bucketMb;
+    request.overlapCommunication = !o.noOverlap;
     // A run folder holding checkpoint.pt is a run that was cut off (a rank died, the job hit its time
     // limit, Slurm requeued it): continue it. One killed before its first checkpoint starts over.
-    options.resume = o.fresh ? ResumePolicy::Discard : ResumePolicy::ContinueIfSaved;
-    summary = trainDataParallel(config, options, reporter).toJson();
+    request.resume = o.fresh ? plugin::ResumePolicy::Discard : plugin::ResumePolicy::ContinueIfSaved;
+    plugin::RunContext context(reporter);
+    context.setParallel(worldContext(mpi, world));
+    summary = plugins.training(pluginId).train(request, context);
+    summary["plugin"] = pluginId;
     if (o.probeAllreduce) writeAllreduceProbe(runDir, mpi);
   } else if (o.mode == "experiment") {
     ExperimentOptions options;
@@ -155,35 +223,41 @@ int run(const WorkerOptions& o, const MpiEnvironment& mpi) {
     options.dataPath = o.data;
     options.runDir = runDir;
     options.groupSize = o.groupSize;
+    options.plugins = &plugins;
     summary = runExperimentSearch(options, reporter).toJson();
     if (mpi.rank() == 0) writeFileAtomically(runDir / "metrics.json", summary.dump(2) + "\n");
   } else if (o.mode == "model") {
-    TrainConfig config = loadTrainConfig(o.config, overrides);
-    if (config.threads <= 0) config.threads = defaultThreads(mpi);
-    ModelParallelOptions options = o.model;
-    options.runDir = runDir;
-    options.localRank = mpi.localRank();
-    options.fresh = o.fresh;
-    if (!o.device.empty()) {
-      if (o.device != "cpu" && o.device != "cuda")
-        throw InputError("--device: model mode takes cpu or cuda (stage r on cuda:<local rank>), found \"" + o.device + "\"");
-      options.device = o.device;
-    }
-    if (options.data.empty()) options.data = config.data;
-    summary = runModelParallel(config, options, reporter);
-    summary["task"] = options.task;
+    std::string pluginId;
+    const nlohmann::json document = trainingDocument(o, overrides, &pluginId);
+    const auto& manifest = plugins.entry(pluginId).manifest;
+    const plugin::PluginTask* task = manifest.task("pipeline");
+    if (!manifest.capabilities.pipeline || !task)
+      throw InputError("plugin " + pluginId + " has no model parallelism (capability pipeline, task \"pipeline\")");
+    if (!o.device.empty() && o.device != "cpu" && o.device != "cuda")
+      throw InputError("--device: model mode takes cpu or cuda (stage r on cuda:<local rank>), found \"" + o.device + "\"");
+    WorkerOptions given = o;
+    if (!o.device.empty()) given.model.device = o.device;
+    const int64_t threads = document.value("threads", int64_t{0}) > 0 ? document["threads"].get<int64_t>() : defaultThreads(mpi);
+    const nlohmann::json parameters =
+        task->parameters.resolve(pipelineParameters(given, overrides, threads), "plugin " + pluginId + "'s task pipeline");
+    plugin::RunContext context(reporter);
+    context.setParallel(worldContext(mpi, world));
+    summary = plugins.load(pluginId).runTask("pipeline", parameters, context);
+    summary["plugin"] = pluginId;
   } else if (o.mode == "infer") {
-    if (o.model.model.empty()) throw InputError("--mode infer needs --model FILE (best.pt, checkpoint.pt or TorchScript)");
+    if (o.model.model.empty()) throw InputError("--mode infer needs --model FILE (best.pt, checkpoint.pt, TorchScript or a bundle)");
     if (o.data.empty()) throw InputError("--mode infer needs --data DIR (the data set to segment)");
     DistributedInferenceOptions options;
+    options.plugins = &plugins;
     options.runDir = runDir;
     options.rank = mpi.rank();
+    options.inference.plugin = o.inferPlugin;
     options.inference.model = o.model.model;
     options.inference.input = o.data;
     options.inference.subset = o.subset;
-    options.inference.wholeVolume = o.wholeVolume;
-    if (!o.model.roi.empty()) options.inference.roi = o.model.roi;
-    options.inference.overlap = o.model.overlap;
+    if (o.wholeVolume) options.inference.parameters["whole_volume"] = true;
+    if (!o.model.roi.empty()) options.inference.parameters["roi"] = o.model.roi;
+    options.inference.parameters["overlap"] = o.model.overlap;
     options.inference.threads = static_cast<int>(defaultThreads(mpi));
     options.inference.device = placeThisRank(mpi, o.device.empty() ? "auto" : o.device, runDir);
     const DistributedInferenceResult result = runDistributedInference(options, reporter);
@@ -216,6 +290,8 @@ int main(int argc, char** argv) {
   MpiEnvironment mpi(&argc, &argv);
   CLI::App app{"medseg-worker: one rank of a MedSeg cluster run (started by mpirun)", "medseg-worker"};
   WorkerOptions o;
+  app.add_option("--plugin-path", o.pluginPaths, "Folder of plugins searched before MEDSEG_PLUGIN_PATH (repeatable)");
+  app.add_option("--plugin", o.inferPlugin, "Infer mode: inference plugin (default: the one recognising --model)");
   app.add_option("--run-dir", o.runDir, "Run folder (outputs; run.json state when made by medseg submit)")->required();
   app.add_option("--mode", o.mode, "data, experiment, model or infer")->check(CLI::IsMember({"data", "experiment", "model", "infer"}));
   app.add_option("--config", o.config, "Training config (YAML/JSON; search section for experiment mode); not for infer");

@@ -8,7 +8,7 @@ find_package(yaml-cpp REQUIRED)
 
 find_package(ITK 5 REQUIRED COMPONENTS
   ITKCommon ITKIOImageBase ITKIONIFTI ITKIONRRD ITKIOMeta ITKIOGDCM
-  ITKImageIntensity ITKImageGrid ITKSmoothing ITKDistanceMap ITKTransform ITKDisplacementField)
+  ITKImageIntensity ITKImageGrid ITKSmoothing ITKRegionGrowing ITKDistanceMap ITKTransform ITKDisplacementField)
 include(${ITK_USE_FILE})
 
 # Torch_DIR may point at a CUDA LibTorch (for example a pip torch: python -c 'import torch;print(torch.utils.cmake_prefix_path)').

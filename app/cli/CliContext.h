@@ -2,9 +2,12 @@
 // What every `medseg` subcommand shares: the output mode and the action chosen by parsing.
 #include <functional>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
+#include "core/plugin/PluginRegistry.h"
 #include "core/util/Progress.h"
 
 namespace medseg::cli {
@@ -21,15 +24,26 @@ enum ExitCode : int {
 
 struct CliContext {
   bool json = false;
+  // --plugin-path: folders searched for plugins before MEDSEG_PLUGIN_PATH and the installed folder.
+  std::vector<std::string> pluginPaths;
   // Set by the chosen subcommand's callback; run by main() inside the error boundary.
   std::function<int()> action;
   Reporter& reporter() {
     if (!reporter_) reporter_ = std::make_unique<Reporter>(json ? OutputMode::JsonLines : OutputMode::Human);
     return *reporter_;
   }
+  // The plugins every command reaches training and inference through, scanned on first use.
+  plugin::PluginRegistry& plugins() {
+    if (!plugins_) {
+      std::vector<std::filesystem::path> extra(pluginPaths.begin(), pluginPaths.end());
+      plugins_ = std::make_unique<plugin::PluginRegistry>(plugin::PluginRegistry::searchPath(extra));
+    }
+    return *plugins_;
+  }
 
  private:
   std::unique_ptr<Reporter> reporter_;
+  std::unique_ptr<plugin::PluginRegistry> plugins_;
 };
 
 }  // namespace medseg::cli

@@ -1,7 +1,7 @@
 // `medseg demo`: the main job end to end on built-in data. Generates the synthetic BraTS-like data
 // set from the Colin27 brain, checks it, trains the small 3-D U-Net of
-// resources/configs/brats-synth-small.yaml, segments the held-out cases with the best checkpoint and
-// evaluates them (Dice, HD95, volumes per label and BraTS region). Everything lands in --out:
+// resources/configs/brats-synth-small.yaml through the unet3d plugin, segments the held-out cases
+// with the best checkpoint through the same plugin and evaluates them (Dice, HD95, volumes per label and BraTS region). Everything lands in --out:
 //   data/  run/  predictions/  report.json
 #include <cstdlib>
 #include <iostream>
@@ -11,10 +11,9 @@
 #include "core/dataset/SynthGenerator.h"
 #include "core/eval/MetricsReport.h"
 #include "core/eval/SegmentationMetrics.h"
-#include "core/infer/Predictor.h"
 #include "core/io/ImageIO.h"
 #include "core/io/LabelTable.h"
-#include "core/train/Trainer.h"
+#include "core/util/ConfigDocument.h"
 #include "core/util/AtomicFile.h"
 #include "core/util/ExecutablePath.h"
 #include "core/util/Interrupt.h"
@@ -22,6 +21,8 @@
 namespace medseg::cli {
 namespace {
 namespace fs = std::filesystem;
+
+constexpr const char* kDemoPlugin = "unet3d";
 
 struct DemoOptions {
   fs::path out = "demo-run";
@@ -79,38 +80,58 @@ Dataset prepareData(const DemoOptions& o, CliContext& context) {
   return dataset;
 }
 
-TrainResult train(const DemoOptions& o, CliContext& context) {
+// Training through the unet3d plugin, as `medseg train` runs it.
+nlohmann::json train(const DemoOptions& o, CliContext& context) {
   const fs::path runDir = o.out / "run";
-  std::vector<std::string> overrides{"data=" + (o.out / "data").string()};
-  if (o.maxMinutes >= 0) overrides.push_back("max_minutes=" + std::to_string(o.maxMinutes));
-  if (o.threads > 0) overrides.push_back("threads=" + std::to_string(o.threads));
+  plugin::TrainingRequest request;
+  request.overrides = {"data=" + (o.out / "data").string()};
+  if (o.maxMinutes >= 0) request.overrides.push_back("max_minutes=" + std::to_string(o.maxMinutes));
+  if (o.threads > 0) request.overrides.push_back("threads=" + std::to_string(o.threads));
   const bool resume = o.resume && fs::exists(runDir / "checkpoint.pt");
-  const TrainConfig config = runConfig(o.config.empty() ? findDemoConfig() : o.config, runDir, resume, overrides);
-  say(context, std::string("2/4 training the 3-D U-Net") + (resume ? " (resuming)" : "") + " into " + runDir.string());
-  TrainerOptions options;
-  options.runDir = runDir;
-  options.resume = resume;
-  Trainer trainer(config, options, context.reporter());
-  return trainer.run();
+  if (!resume) {
+    request.config = readConfigDocument(o.config.empty() ? findDemoConfig() : o.config);
+    request.config.erase("plugin");
+  }
+  request.runDir = runDir;
+  request.resume = resume ? plugin::ResumePolicy::Resume : plugin::ResumePolicy::Refuse;
+  request.continueHint = "medseg demo --resume --out " + o.out.string();
+  say(context, std::string("2/4 training the 3-D U-Net (plugin ") + kDemoPlugin + ")" + (resume ? " (resuming)" : "") +
+                   " into " + runDir.string());
+  plugin::RunContext run(context.reporter());
+  nlohmann::json result = context.plugins().training(kDemoPlugin).train(request, run);
+  writeFileAtomically(runDir / "plugin.json",
+                      nlohmann::json({{"plugin", kDemoPlugin},
+                                      {"version", context.plugins().entry(kDemoPlugin).manifest.version}})
+                              .dump(2) + "\n");
+  return result;
 }
 
-nlohmann::json segmentAndEvaluate(const Dataset& dataset, const TrainResult& trained, CliContext& context) {
-  const TrainConfig config = configForResume(trained.runDir, {});
-  const CaseSplit split = splitCases(dataset.training.size(), config);
-  say(context, "3/4 segmenting " + std::to_string(split.validation.size()) + " held-out cases with " +
-                   trained.bestCheckpoint.string());
-  const Predictor predictor = Predictor::load(trained.bestCheckpoint);
-  const fs::path predictions = trained.runDir.parent_path() / "predictions";
+// The held-out cases segmented through the same plugin's inference, float32 as the demo's figures were taken.
+nlohmann::json segmentAndEvaluate(const Dataset& dataset, const nlohmann::json& trained, CliContext& context) {
+  const fs::path best = trained.value("best_checkpoint", std::string());
+  const fs::path runDir = trained.value("run_dir", std::string());
+  std::vector<const CaseEntry*> held;
+  for (const auto& id : trained.value("validation_cases", nlohmann::json::array()))
+    for (const auto& entry : dataset.training)
+      if (entry.id == id.get<std::string>()) held.push_back(&entry);
+  say(context, "3/4 segmenting " + std::to_string(held.size()) + " held-out cases with " + best.string());
+  plugin::PluginRegistry& plugins = context.plugins();
+  plugin::InferenceSetup setup;
+  setup.model = best;
+  setup.device = "cpu";
+  setup.parameters = plugins.entry(kDemoPlugin).manifest.inferParameters.resolve({{"precision", "fp32"}}, "demo");
+  plugin::RunContext run(context.reporter());
+  const auto segmenter = plugins.inference(kDemoPlugin).open(setup, run);
+  const fs::path predictions = runDir.parent_path() / "predictions";
   std::vector<CaseMetrics> metrics;
-  Progress progress(context.reporter(), "segment", static_cast<int64_t>(split.validation.size()));
-  for (size_t index : split.validation) {
+  Progress progress(context.reporter(), "segment", static_cast<int64_t>(held.size()));
+  for (const CaseEntry* entry : held) {
     throwIfInterrupted("demo inference");
-    const CaseEntry& entry = dataset.training[index];
-    const Prediction prediction = predictor.predict(loadCaseImage(entry));
-    writeLabels(prediction.labels, predictions / (entry.id + ".nii.gz"));
-    writeLabelTablesBeside(labelTableFromNames(dataset.labels), predictions / (entry.id + ".nii.gz"));
-    metrics.push_back(evaluateSegmentation(prediction.labels, loadCaseLabels(entry), bratsLabelScheme(), entry.id));
-    progress.advance(1, {{"case", entry.id}});
+    const plugin::Segmentation segmentation = segmenter->segment(loadCaseImage(*entry), {}, run);
+    writeLabels(segmentation.labels, predictions / (entry->id + ".nii.gz"));
+    writeLabelTablesBeside(labelTableFromNames(dataset.labels), predictions / (entry->id + ".nii.gz"));
+    metrics.push_back(evaluateSegmentation(segmentation.labels, loadCaseLabels(*entry), bratsLabelScheme(), entry->id));
+    progress.advance(1, {{"case", entry->id}});
   }
   progress.finish();
   say(context, "4/4 evaluation of the held-out cases");
@@ -122,13 +143,14 @@ nlohmann::json segmentAndEvaluate(const Dataset& dataset, const TrainResult& tra
 }
 
 int runDemo(const DemoOptions& o, CliContext& context) {
-  if (o.threads > 0) torch::set_num_threads(o.threads);
   const Dataset dataset = prepareData(o, context);
-  const TrainResult trained = train(o, context);
-  if (trained.bestCheckpoint.empty() || !fs::exists(trained.bestCheckpoint))
-    throw std::runtime_error("training produced no best checkpoint in " + trained.runDir.string());
+  const nlohmann::json trained = train(o, context);
+  const std::string best = trained.value("best_checkpoint", std::string());
+  if (best.empty() || !fs::exists(best))
+    throw std::runtime_error("training produced no best checkpoint in " + trained.value("run_dir", std::string()));
   nlohmann::json report = segmentAndEvaluate(dataset, trained, context);
-  report["train"] = trained.toJson();
+  report["train"] = trained;
+  report["plugin"] = kDemoPlugin;
   double wholeTumourDice = -1.0;
   for (const auto& region : report["summary"]["regions"])
     if (region.value("region", "") == "WT") wholeTumourDice = region["dice"]["mean"].get<double>();
@@ -140,8 +162,9 @@ int runDemo(const DemoOptions& o, CliContext& context) {
     context.reporter().emit(report);
   } else {
     std::cout << "\nMean whole-tumour Dice on the held-out cases: " << wholeTumourDice << "\n"
-              << "Training: " << trained.steps << " steps in " << trained.seconds << " s, "
-              << trained.voxelsPerSecond / 1e6 << " Mvoxel/s, data wait " << 100 * trained.dataWaitFraction << "%\n"
+              << "Training: " << trained.value("steps", int64_t{0}) << " steps in " << trained.value("seconds", 0.0) << " s, "
+              << trained.value("voxels_per_second", 0.0) / 1e6 << " Mvoxel/s, data wait "
+              << 100 * trained.value("data_wait_fraction", 0.0) << "%\n"
               << "Report: " << (o.out / "report.json").string() << '\n';
     const nlohmann::json& cases = report["cases"];
     if (!cases.empty()) {

@@ -6,6 +6,7 @@
 
 #include "core/dataset/Dataset.h"
 #include "core/io/ImageIO.h"
+#include "core/plugin/PluginError.h"
 #include "core/util/Interrupt.h"
 
 namespace medseg::cli {
@@ -29,6 +30,8 @@ int runWithExitCode(CliContext& context, const std::function<int()>& action) {
   } catch (const DatasetError& e) {
     return reportError(context, e.what(), kBadInput);
   } catch (const InputError& e) {
+    return reportError(context, e.what(), kBadInput);
+  } catch (const plugin::PluginError& e) {  // no such plugin, refused, or not of the kind asked for
     return reportError(context, e.what(), kBadInput);
   } catch (const std::bad_alloc&) {
     return reportError(context, "out of memory; use a smaller patch, batch or image", kFailure);

@@ -1,9 +1,13 @@
-// `medseg infer --model MODEL --input INPUT --out PATH`: segments images with a trained model. The
-// planning, the per-case loop and its events live in core/infer/InferenceJob; this file is the
-// command line.
+// `medseg infer [--plugin ID] --model MODEL --input INPUT --out PATH [--set name=value] [--seed x,y,z]`:
+// segments images through an inference plugin. The planning, the per-case loop and its events live in
+// core/infer/InferenceJob; this file is the command line.
 //
-// MODEL: a MedSeg checkpoint (best.pt / checkpoint.pt from `medseg train`) or a TorchScript file
-// (described by MODEL.json, or by --classes / --regions / --modalities).
+// The plugin: --plugin ID, else the first that recognises MODEL (`medseg plugins list`): a MedSeg
+// checkpoint (best.pt / checkpoint.pt from `medseg train`) is unet3d's; a TorchScript file (described
+// by MODEL.json, or by --classes / --regions / --modalities) or a MONAI bundle folder is torchscript's.
+// A plugin that needs no model (region-growing) is named with --plugin and takes seed points, --seed
+// x,y,z[:label] (voxel indices, repeatable). --set name=value sets any of the plugin's infer parameters
+// (`medseg plugins info ID` lists them); the window flags below are the same parameters spelled as flags.
 // INPUT, one of:
 //   - an image file (.nii.gz, .nii, .nrrd, .nhdr, .mha, .mhd), 4-D for multi-channel models;
 //   - a data-set folder (dataset.json, MSD or nnU-Net v2): its test cases (--subset test, the default;
@@ -29,6 +33,7 @@
 // count is then logged and kept in the case's "non_finite_replaced".
 #include <iomanip>
 #include <iostream>
+#include <sstream>
 
 #include <cstdlib>
 
@@ -36,10 +41,8 @@
 #include "app/cli/PacsOptions.h"
 #include "core/infer/InferenceJob.h"
 #include "core/infer/InferenceOptions.h"
-#include "core/infer/Predictor.h"
 #include "core/io/ImageIO.h"
 #include "core/io/NonFiniteVoxels.h"
-#include "core/nn/ModelCheckpoint.h"
 #include "core/pacs/PacsInput.h"
 #include "core/util/Interrupt.h"
 
@@ -64,13 +67,14 @@ class ScratchFolder {
   std::filesystem::path path_;
 };
 
-// The model's input channels (its description, or --modalities) and the description's
-// series_patterns, for matching a study's series to the channels. A model without a usable
-// description is refused here, before anything is retrieved, with the message loading would give.
-void describeModelInputs(const InferenceOptions& o, PacsInputRequest& request) {
-  const ModelDescription description = describeModel(o.model, o.modelOverrides());
-  request.modalities = description.modalities;
-  request.seriesPatterns = description.seriesPatterns;
+// The model's input channels (its plugin's contract for it) and its series_patterns, for matching a
+// study's series to the channels. A model the plugin cannot use is refused here, before anything is
+// retrieved, with the message loading would give.
+void describeModelInputs(const InferenceOptions& o, plugin::PluginRegistry& plugins, PacsInputRequest& request) {
+  const std::string id = inferencePluginId(o, plugins);
+  const plugin::ModelContract contract = plugins.inference(id).describeModel(inferenceSetup(o, plugins.entry(id).manifest));
+  request.modalities = contract.modalities;
+  request.seriesPatterns = contract.seriesPatterns;
 }
 
 int runInfer(InferenceOptions o, const std::vector<std::string>& series, const std::string& pacsConfig, CliContext& context) {
@@ -82,7 +86,7 @@ int runInfer(InferenceOptions o, const std::vector<std::string>& series, const s
     scratch = std::make_unique<ScratchFolder>();
     PacsInputRequest request;
     request.uri = o.input.string();
-    describeModelInputs(o, request);
+    describeModelInputs(o, context.plugins(), request);
     request.seriesUids = series;
     request.read = nonFiniteReadOptions(o.allowNonFinite, [&](const std::filesystem::path& file, const NonFiniteVoxels& found) {
       context.reporter().log(file.string() + ": replaced " + found.describe() + " by 0");
@@ -97,7 +101,7 @@ int runInfer(InferenceOptions o, const std::vector<std::string>& series, const s
   } else if (series.size() == 1) {
     o.dicomSeries = series.front();
   }
-  const nlohmann::json summary = runInference(o, context.reporter()).toJson();
+  const nlohmann::json summary = runInference(o, context.plugins(), context.reporter()).toJson();
   const int64_t failed = summary.value("failed", int64_t{0});
   const int64_t succeeded = summary.value("succeeded", int64_t{0});
   const int code = failed == 0 ? kOk : summary.value("failures_bad_input", false) ? kBadInput : kFailure;
@@ -115,15 +119,80 @@ int runInfer(InferenceOptions o, const std::vector<std::string>& series, const s
   return code;
 }
 
+// The flags that are plugin parameters (the LibTorch plugins' window settings), as given on the
+// command line; --set assignments are checked against the plugin's schema when the job starts.
+struct ParameterFlags {
+  std::vector<int64_t> roi;
+  double overlap = 0.5;
+  int64_t windowBatch = 1, windowWorkers = 0;
+  bool wholeVolume = false, tta = false, noGaussian = false, noGraphOptimisation = false;
+  std::string precision = "auto";
+  std::vector<std::string> classes, modalities;
+  bool regions = false;
+  std::vector<std::string> assignments;  // --set
+  std::vector<std::string> seeds;        // --seed
+};
+
+// name=value text for the parameters given as flags; --set wins where both name one.
+std::vector<std::string> flagAssignments(const ParameterFlags& f, const CLI::App& cmd) {
+  auto list = [](const auto& values) {
+    std::ostringstream text;
+    for (size_t i = 0; i < values.size(); ++i) text << (i ? "," : "") << values[i];
+    return text.str();
+  };
+  std::vector<std::string> out;
+  if (cmd.count("--roi")) out.push_back("roi=" + list(f.roi));
+  if (cmd.count("--overlap")) {
+    std::ostringstream v;
+    v.precision(17);
+    v << f.overlap;
+    out.push_back("overlap=" + v.str());
+  }
+  if (cmd.count("--window-batch")) out.push_back("window_batch=" + std::to_string(f.windowBatch));
+  if (cmd.count("--workers")) out.push_back("workers=" + std::to_string(f.windowWorkers));
+  if (f.wholeVolume) out.push_back("whole_volume=true");
+  if (f.tta) out.push_back("tta=true");
+  if (f.noGaussian) out.push_back("gaussian=false");
+  if (f.noGraphOptimisation) out.push_back("graph_optimisation=false");
+  if (cmd.count("--precision")) out.push_back("precision=" + f.precision);
+  if (!f.classes.empty()) out.push_back("classes=" + list(f.classes));
+  if (f.regions) out.push_back("regions=true");
+  if (!f.modalities.empty()) out.push_back("modalities=" + list(f.modalities));
+  out.insert(out.end(), f.assignments.begin(), f.assignments.end());
+  return out;
+}
+
+// Parameters parsed by the plugin's schema (so "roi=96" becomes [96] and "tta=yes" true).
+nlohmann::json parseParameters(const std::vector<std::string>& assignments, const InferenceOptions& o,
+                               plugin::PluginRegistry& plugins) {
+  nlohmann::json parameters = nlohmann::json::object();
+  if (assignments.empty()) return parameters;
+  const std::string id = inferencePluginId(o, plugins);
+  const auto& schema = plugins.entry(id).manifest.inferParameters;
+  for (const auto& assignment : assignments) {
+    auto [name, value] = schema.parseAssignment(assignment, "plugin " + id + "'s infer parameters");
+    parameters[name] = value;
+  }
+  return parameters;
+}
+
 void addInfer(CLI::App& parent, CliContext& context) {
-  auto* cmd = parent.add_subcommand("infer", "Segment images with a trained model (MedSeg checkpoint or TorchScript)");
+  auto* cmd = parent.add_subcommand("infer", "Segment images through an inference plugin (a trained model, a MONAI bundle, "
+                                             "or seed points)");
   auto o = std::make_shared<InferenceOptions>();
+  auto f = std::make_shared<ParameterFlags>();
   auto input = std::make_shared<std::string>();
   auto out = std::make_shared<std::string>();
   auto model = std::make_shared<std::string>();
-  auto noGaussian = std::make_shared<bool>(false);
-  cmd->add_option("--model", *model, "best.pt / checkpoint.pt from `medseg train`, or a TorchScript .pt")
-      ->required()->check(CLI::ExistingFile);
+  cmd->add_option("--plugin", o->plugin, "Inference plugin (default: the one that recognises --model; `medseg plugins list`)");
+  cmd->add_option("--model", *model,
+                  "best.pt / checkpoint.pt from `medseg train`, a TorchScript .pt, or a MONAI bundle folder (not for "
+                  "plugins that use no model)")
+      ->check(CLI::ExistingPath);
+  cmd->add_option("--set", f->assignments, "A plugin parameter: name=value (repeatable; `medseg plugins info ID`)")
+      ->type_name("NAME=VALUE");
+  cmd->add_option("--seed", f->seeds, "A seed point x,y,z[:label] in voxel indices, for plugins that take prompts (repeatable)")
+      ->type_name("X,Y,Z[:LABEL]");
   cmd->add_option("--input", *input,
                   "Image file, DICOM folder, data-set folder, folder of images, pacs://AET@host:port/STUDY_OR_SERIES_UID or "
                   "dicomweb://host:port/ROOT/STUDY_OR_SERIES_UID")
@@ -138,21 +207,21 @@ void addInfer(CLI::App& parent, CliContext& context) {
                   "DICOM folder: the series to read");
   addPacsConfigOption(*cmd, *pacsConfig);
   cmd->add_option("--out", *out, "Output label file (single input) or folder (<case>.nii.gz per case)")->required();
-  cmd->add_option("--roi", o->roi, "Window size z,y,x (or one edge); default the model's patch size")->delimiter(',');
-  cmd->add_option("--overlap", o->overlap, "Fractional overlap of neighbouring windows, [0, 1)")->capture_default_str();
-  cmd->add_option("--window-batch", o->windowBatch, "Windows per forward pass")->capture_default_str();
-  cmd->add_option("--workers", o->windowWorkers,
+  cmd->add_option("--roi", f->roi, "Window size z,y,x (or one edge); default the model's patch size")->delimiter(',');
+  cmd->add_option("--overlap", f->overlap, "Fractional overlap of neighbouring windows, [0, 1)")->capture_default_str();
+  cmd->add_option("--window-batch", f->windowBatch, "Windows per forward pass")->capture_default_str();
+  cmd->add_option("--workers", f->windowWorkers,
                   "Window batches run at once, sharing the CPU threads (0: one per core, at most 4; 1: one at a time)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  cmd->add_flag("--whole-volume", o->wholeVolume, "One pass over the whole cropped image instead of windows");
-  cmd->add_flag("--tta", o->tta, "Mirror test-time augmentation (mean over the 8 axis flips; 8x slower)");
-  cmd->add_flag("--no-gaussian", *noGaussian, "Average overlapping windows uniformly instead of Gaussian-weighted");
+  cmd->add_flag("--whole-volume", f->wholeVolume, "One pass over the whole cropped image instead of windows");
+  cmd->add_flag("--tta", f->tta, "Mirror test-time augmentation (mean over the 8 axis flips; 8x slower)");
+  cmd->add_flag("--no-gaussian", f->noGaussian, "Average overlapping windows uniformly instead of Gaussian-weighted");
   cmd->add_flag("--probabilities", o->probabilities, "Also write <name>_probabilities.nii.gz (4-D float)");
   cmd->add_flag("--allow-non-finite", o->allowNonFinite,
                 "Replace NaN / Inf voxels by 0 (and report how many) instead of refusing the image");
   cmd->add_option("--threads", o->threads, "CPU threads for LibTorch (0: all cores)")->capture_default_str();
-  cmd->add_option("--precision", o->precision,
+  cmd->add_option("--precision", f->precision,
                   "auto (bf16 on CPUs with AVX-512 BF16 / AMX, fp32 elsewhere), fp32 (float32 on every machine), "
                   "or bf16 (autocast; also on GPUs). README gives bf16's Dice cost")
       ->capture_default_str()
@@ -160,10 +229,10 @@ void addInfer(CLI::App& parent, CliContext& context) {
   cmd->add_option("--device", o->device, "auto (CUDA when available), cpu, cuda or cuda:N")->capture_default_str();
   cmd->add_option("--subset", o->subset, "Data-set input: test, training or all")->capture_default_str();
   cmd->add_option("--case", o->cases, "Data-set input: segment only this case id (repeatable)");
-  cmd->add_option("--classes", o->classes, "TorchScript without description: class names, comma separated")->delimiter(',');
-  cmd->add_flag("--regions", o->regions, "TorchScript without description: outputs are BraTS regions WT,TC,ET");
-  cmd->add_option("--modalities", o->modalities, "TorchScript: expected input channels, comma separated")->delimiter(',');
-  cmd->add_flag("--no-graph-optimisation{false}", o->optimiseGraph,
+  cmd->add_option("--classes", f->classes, "TorchScript without description: class names, comma separated")->delimiter(',');
+  cmd->add_flag("--regions", f->regions, "TorchScript without description: outputs are BraTS regions WT,TC,ET");
+  cmd->add_option("--modalities", f->modalities, "TorchScript: expected input channels, comma separated")->delimiter(',');
+  cmd->add_flag("--no-graph-optimisation", f->noGraphOptimisation,
                 "Run the network as saved (a TorchScript module's own graph, a checkpoint's layers) instead of a "
                 "frozen graph optimised for inference: outputs bit for bit those of PyTorch or of validation in "
                 "training; several times slower on CPUs");
@@ -171,10 +240,13 @@ void addInfer(CLI::App& parent, CliContext& context) {
     o->model = *model;
     o->input = *input;
     o->output = *out;
-    o->gaussian = !*noGaussian;
-    context.action = [o, format, series, pacsConfig, &context] {
+    if (f->regions && !f->classes.empty()) throw CLI::ValidationError("--regions", "excludes --classes");
+    const std::vector<std::string> assignments = flagAssignments(*f, *cmd);
+    context.action = [o, f, assignments, format, series, pacsConfig, &context] {
       InferenceOptions options = *o;
       options.format = parseMaskFormat(*format);
+      for (const auto& seed : f->seeds) options.prompts.seeds.push_back(plugin::parseSeedPoint(seed));
+      options.parameters = parseParameters(assignments, options, context.plugins());
       return runInfer(options, *series, *pacsConfig, context);
     };
   });

@@ -14,7 +14,7 @@
 #include "cluster/submit/Backend.h"
 #include "cluster/submit/LocalBackend.h"
 #include "cluster/submit/ShellQuote.h"
-#include "core/train/TrainConfig.h"
+#include "core/util/ConfigDocument.h"
 #include "core/util/Interrupt.h"
 
 namespace medseg::cli {

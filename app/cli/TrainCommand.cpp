@@ -1,12 +1,15 @@
-// `medseg train`: trains the 3-D U-Net (core/train/Trainer) from a YAML/JSON config into a run
-// folder (config.json, checkpoint.pt, best.pt, metrics.jsonl); --resume continues the run in that
-// folder with the run's own config.
+// `medseg train`: trains through a training plugin from a YAML/JSON config into a run folder. The
+// config's `plugin:` key names the plugin (default unet3d, the 3-D U-Net: config.json, checkpoint.pt,
+// best.pt, metrics.jsonl); the rest of the document is the plugin's. The host writes RUN/plugin.json
+// (the plugin's id and version), so --resume continues the run in that folder with the same plugin and
+// the run's own config.
 #include <iostream>
 #include <sstream>
 
 #include "app/cli/CommandRegistry.h"
 #include "app/cli/ErrorBoundary.h"
-#include "core/train/Trainer.h"
+#include "core/util/AtomicFile.h"
+#include "core/util/ConfigDocument.h"
 #include "core/util/Interrupt.h"
 
 namespace medseg::cli {
@@ -22,6 +25,7 @@ struct TrainOptions {
   int threads = -1;
   bool allowNonFinite = false;
   bool serve = false;
+  std::string plugin;  // --plugin: wins over the config's `plugin:`
 };
 
 std::string formatNumber(double value) {
@@ -31,32 +35,67 @@ std::string formatNumber(double value) {
   return s.str();
 }
 
-// --config plus the --set overrides, or on --resume the run's own config from its checkpoint.
-TrainConfig requestedConfig(const TrainOptions& o, Reporter& reporter) {
+constexpr const char* kDefaultTrainingPlugin = "unet3d";
+
+// The --set overrides with the flags that are config keys.
+std::vector<std::string> overridesOf(const TrainOptions& o) {
   std::vector<std::string> overrides = o.overrides;
   if (!o.data.empty()) overrides.push_back("data=" + o.data);
   if (o.maxMinutes >= 0) overrides.push_back("max_minutes=" + std::to_string(o.maxMinutes));
   if (o.threads >= 0) overrides.push_back("threads=" + std::to_string(o.threads));
   if (o.allowNonFinite) overrides.push_back("allow_non_finite=true");
-  if (o.resume && !o.config.empty()) reporter.log("resume: the run's own config (from checkpoint.pt) is used; " + o.config + " is ignored");
-  return runConfig(o.config, o.out, o.resume, overrides);
+  return overrides;
+}
+
+// The plugin of a run folder being resumed (RUN/plugin.json; runs from before plugins are unet3d's).
+std::string pluginOfRun(const std::filesystem::path& runDir) {
+  const auto file = runDir / "plugin.json";
+  if (!std::filesystem::exists(file)) return kDefaultTrainingPlugin;
+  try {
+    return nlohmann::json::parse(readTextFile(file)).at("plugin").get<std::string>();
+  } catch (const std::exception& error) {
+    throw InputError(file.string() + " does not say which plugin trained the run: " + error.what());
+  }
 }
 
 int runTrain(const TrainOptions& o, CliContext& context) {
   if (!o.resume && o.config.empty()) throw InputError("medseg train needs --config FILE (or --resume to continue a run)");
   auto& reporter = context.reporter();
-  TrainerOptions options;
-  options.runDir = o.out;
-  options.resume = o.resume;
+  plugin::TrainingRequest request;
+  std::string pluginId;
+  if (o.resume) {
+    if (!o.config.empty()) reporter.log("resume: the run's own config is used; " + o.config + " is ignored");
+    pluginId = pluginOfRun(o.out);
+  } else {
+    request.config = readConfigDocument(o.config);
+    pluginId = !o.plugin.empty() ? o.plugin : request.config.value("plugin", std::string(kDefaultTrainingPlugin));
+    request.config.erase("plugin");
+  }
+  request.overrides = overridesOf(o);
+  request.runDir = o.out;
+  request.resume = o.resume ? plugin::ResumePolicy::Resume : plugin::ResumePolicy::Refuse;
+  request.continueHint = "medseg train --resume --out " + o.out;
   bool announced = false;
-  options.onStep = [&](const StepStats& stats) {
+  request.onStep = [&](const nlohmann::json& step) {
     if (announced) return;
     announced = true;
-    reporter.log("first step: " + formatNumber(stats.seconds) + " s, " + formatNumber(stats.voxelsPerSecond()) + " voxels/s");
+    reporter.log("first step: " + formatNumber(step.value("seconds", 0.0)) + " s, " +
+                 formatNumber(step.value("voxels_per_second", 0.0)) + " voxels/s");
   };
-  Trainer trainer(requestedConfig(o, reporter), options, reporter);
-  const TrainResult result = trainer.run();
-  const nlohmann::json r = result.toJson();
+  plugin::TrainingPlugin& trainer = context.plugins().training(pluginId);
+  const std::string version = context.plugins().entry(pluginId).manifest.version;
+  plugin::RunContext run(reporter);
+  nlohmann::json r;
+  try {
+    r = trainer.train(request, run);
+  } catch (const InputError& error) {
+    if (o.resume || o.config.empty()) throw;
+    throw InputError(o.config + ": " + error.what());  // which file a config mistake is in
+  }
+  if (std::filesystem::is_directory(o.out))
+    writeFileAtomically(std::filesystem::path(o.out) / "plugin.json",
+                        nlohmann::json({{"plugin", pluginId}, {"version", version}}).dump(2) + "\n");
+  r["plugin"] = pluginId;
   if (reporter.json()) {
     nlohmann::json event = r;
     event["event"] = "result";
@@ -69,7 +108,8 @@ int runTrain(const TrainOptions& o, CliContext& context) {
     return r[key].is_number_integer() ? std::to_string(r[key].get<int64_t>()) : formatNumber(r[key].get<double>());
   };
   const double bestDice = r.value("best_wt_dice", -1.0);
-  std::cout << "run folder      " << r.value("run_dir", o.out) << '\n'
+  std::cout << "plugin          " << pluginId << " " << version << '\n'
+            << "run folder      " << r.value("run_dir", o.out) << '\n'
             << "parameters      " << number("parameters") << '\n'
             << "FLOPs/voxel     " << number("flops_per_voxel") << " (forward)\n"
             << "steps           " << number("steps") << " / " << number("total_steps")
@@ -80,7 +120,7 @@ int runTrain(const TrainOptions& o, CliContext& context) {
             << "data wait       " << (r.contains("data_wait_fraction") ? formatNumber(100.0 * r["data_wait_fraction"].get<double>()) : "n/a")
             << " %\n"
             << "time            " << number("seconds") << " s\n"
-            << "best checkpoint " << result.bestCheckpoint.string() << '\n';
+            << "best checkpoint " << r.value("best_checkpoint", std::string()) << '\n';
   return kOk;
 }
 
@@ -116,10 +156,12 @@ int serveTrials(const TrainOptions& base, CliContext& context) {
 }
 
 void addTrain(CLI::App& parent, CliContext& context) {
-  auto* cmd = parent.add_subcommand("train", "Train the 3-D U-Net on a data set (run folder: config.json, checkpoint.pt, "
-                                             "best.pt, metrics.jsonl)");
+  auto* cmd = parent.add_subcommand("train", "Train a model through a training plugin (the config's `plugin:`, default "
+                                             "unet3d: run folder with config.json, checkpoint.pt, best.pt, metrics.jsonl)");
   auto opts = std::make_shared<TrainOptions>();
   cmd->add_option("--config", opts->config, "Training config (YAML or JSON), e.g. resources/configs/brats-synth-small.yaml");
+  cmd->add_option("--plugin", opts->plugin, "Training plugin (default: the config's `plugin:`, else unet3d; "
+                                            "`medseg plugins list`); a resumed run keeps its own");
   cmd->add_option("--data", opts->data, "Data-set folder with dataset.json (overrides `data:` in the config)");
   auto* out = cmd->add_option("--out", opts->out, "Run folder for checkpoints and metrics");
   cmd->add_flag("--resume", opts->resume, "Continue the run in --out from its checkpoint.pt (bit-identical continuation)");

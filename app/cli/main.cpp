@@ -16,6 +16,11 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("medseg ") + MEDSEG_VERSION);
   CliContext context;
   app.add_flag("--json", context.json, "Machine output: one JSON object per line on stdout");
+  app.add_option("--plugin-path", context.pluginPaths,
+                 "Folder of plugins (or one plugin's folder), searched before MEDSEG_PLUGIN_PATH and the installed "
+                 "plugins; repeatable")
+      ->type_name("DIR")
+      ->take_all();
   app.require_subcommand(1);
   app.fallthrough();
 

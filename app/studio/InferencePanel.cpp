@@ -1,8 +1,8 @@
 #include "app/studio/InferencePanel.h"
 
-#include <QCheckBox>
+#include <QComboBox>
 #include <QDir>
-#include <QDoubleSpinBox>
+#include <QMessageBox>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
@@ -20,6 +20,7 @@
 
 #include "app/studio/MedsegProcess.h"
 #include "app/studio/PanelWidgets.h"
+#include "app/studio/ParameterForm.h"
 #include "app/studio/ViewerDocument.h"
 #include "core/io/ImageIO.h"
 
@@ -28,10 +29,11 @@ namespace medseg::studio {
 InferencePanel::InferencePanel(ViewerDocument& document, QWidget* parent)
     : QWidget(parent),
       document_(document),
+      plugin_(new QComboBox(this)),
       model_(new QLineEdit(this)),
-      wholeVolume_(new QCheckBox(tr("Whole volume (one pass, no windows)"), this)),
-      mirror_(new QCheckBox(tr("Mirror test-time augmentation"), this)),
-      overlap_(new QDoubleSpinBox(this)),
+      parameters_(new ParameterForm(this)),
+      seedsLabel_(new QLabel(this)),
+      clearSeeds_(new QPushButton(tr("Clear seeds"), this)),
       runButton_(new QPushButton(tr("Segment open image"), this)),
       stopButton_(new QPushButton(tr("Stop"), this)),
       saveButton_(new QPushButton(tr("Save mask…"), this)),
@@ -39,32 +41,44 @@ InferencePanel::InferencePanel(ViewerDocument& document, QWidget* parent)
       status_(new QLabel(tr("choose a model (best.pt of a training run)"), this)),
       process_(new MedsegProcess(this)) {
   setObjectName("inferencePanel");
+  plugin_->setObjectName("inferencePlugin");
+  parameters_->setObjectName("inferenceParameters");
   runButton_->setObjectName("inferenceRun");
   saveButton_->setObjectName("inferenceSave");
-  model_->setPlaceholderText(tr("best.pt, checkpoint.pt or a TorchScript .pt with its .json"));
-  overlap_->setRange(0.0, 0.9);
-  overlap_->setSingleStep(0.125);
-  overlap_->setValue(0.5);
+  seedsLabel_->setObjectName("inferenceSeeds");
+  model_->setPlaceholderText(tr("best.pt, checkpoint.pt, a TorchScript .pt with its .json, or a MONAI bundle"));
+  for (const plugin::PluginEntry* entry : registry_.usable(plugin::PluginKind::Infer))
+    plugin_->addItem(QString::fromStdString(entry->manifest.name + " (" + entry->manifest.id + ")"),
+                     QString::fromStdString(entry->manifest.id));
   auto* form = new QFormLayout;
-  form->addRow(tr("Model"), withBrowseButton(model_, false, tr("Models (*.pt *.pth);;All files (*)"), this));
-  form->addRow(tr("Window overlap"), overlap_);
-  form->addRow(QString(), wholeVolume_);
-  form->addRow(QString(), mirror_);
+  form->addRow(tr("Plugin"), plugin_);
+  modelRow_ = withBrowseButton(model_, false, tr("Models (*.pt *.pth *.ts);;All files (*)"), this);
+  form->addRow(tr("Model"), modelRow_);
+  auto* seeds = new QHBoxLayout;
+  seeds->addWidget(seedsLabel_, 1);
+  seeds->addWidget(clearSeeds_);
   auto* buttons = new QHBoxLayout;
   buttons->addWidget(runButton_);
   buttons->addWidget(stopButton_);
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(form);
+  layout->addWidget(parameters_);
+  layout->addLayout(seeds);
   layout->addLayout(buttons);
   layout->addWidget(progress_);
   layout->addWidget(status_);
   layout->addWidget(saveButton_);
   layout->addStretch(1);
   status_->setWordWrap(true);
+  seedsLabel_->setWordWrap(true);
   progress_->setRange(0, 1000);
   progress_->setValue(0);
   stopButton_->setEnabled(false);
   saveButton_->setEnabled(document_.hasLabels());
+  connect(plugin_, &QComboBox::currentIndexChanged, this, &InferencePanel::pluginChanged);
+  connect(clearSeeds_, &QPushButton::clicked, this, &InferencePanel::clearSeeds);
+  // The unet3d plugin first: what a trained run hands over.
+  if (!setPlugin("unet3d")) pluginChanged();
 
   connect(&document_, &ViewerDocument::labelsChanged, this, [this] { saveButton_->setEnabled(document_.hasLabels()); });
   connect(runButton_, &QPushButton::clicked, this, &InferencePanel::run);
@@ -101,6 +115,60 @@ InferencePanel::InferencePanel(ViewerDocument& document, QWidget* parent)
 InferencePanel::~InferencePanel() = default;
 
 void InferencePanel::setModel(const QString& checkpoint) { model_->setText(checkpoint); }
+
+bool InferencePanel::setPlugin(const QString& id) {
+  const int index = plugin_->findData(id);
+  if (index < 0) return false;
+  if (index == plugin_->currentIndex()) pluginChanged();
+  plugin_->setCurrentIndex(index);
+  return true;
+}
+
+QString InferencePanel::pluginId() const { return plugin_->currentData().toString(); }
+
+const plugin::PluginManifest* InferencePanel::manifest() const {
+  const plugin::PluginEntry* entry = registry_.find(pluginId().toStdString());
+  return entry ? &entry->manifest : nullptr;
+}
+
+void InferencePanel::pluginChanged() {
+  const plugin::PluginManifest* m = manifest();
+  parameters_->setSchema(m ? m->inferParameters : plugin::ParameterSchema());
+  const bool needsModel = !m || m->capabilities.needsModel;
+  modelRow_->setEnabled(needsModel);
+  model_->setToolTip(needsModel ? QString() : tr("this plugin uses no model"));
+  const bool prompts = m && m->capabilities.takesSeedPoints();
+  seedsLabel_->setVisible(prompts);
+  clearSeeds_->setVisible(prompts);
+  clearSeeds();
+  if (m) plugin_->setToolTip(QString::fromStdString(m->description));
+  status_->setText(!m ? tr("no inference plugin found (see `medseg plugins list`)")
+                   : needsModel ? tr("choose a model for %1").arg(QString::fromStdString(m->name))
+                                : tr("Shift+click the region in a slice view to place seed points"));
+}
+
+void InferencePanel::addSeed(const std::array<int64_t, 3>& voxel) {
+  const plugin::PluginManifest* m = manifest();
+  if (!m || !m->capabilities.takesSeedPoints()) return;
+  seeds_.push_back(voxel);
+  QStringList points;
+  for (const auto& s : seeds_) points << QString("(%1, %2, %3)").arg(s[0]).arg(s[1]).arg(s[2]);
+  seedsLabel_->setText(tr("%n seed point(s): %1", nullptr, int(seeds_.size())).arg(points.join(" ")));
+}
+
+void InferencePanel::clearSeeds() {
+  seeds_.clear();
+  seedsLabel_->setText(tr("no seed points yet: Shift+click in a slice view"));
+}
+
+QStringList InferencePanel::inferArguments(const QString& input) const {
+  QStringList arguments{"infer", "--plugin", pluginId(), "--input", input, "--out", predictionPath_};
+  const plugin::PluginManifest* m = manifest();
+  if (!m || m->capabilities.needsModel) arguments << "--model" << model_->text();
+  for (const QString& assignment : parameters_->assignments()) arguments << "--set" << assignment;
+  for (const auto& s : seeds_) arguments << "--seed" << QString("%1,%2,%3").arg(s[0]).arg(s[1]).arg(s[2]);
+  return arguments;
+}
 QString InferencePanel::model() const { return model_->text(); }
 bool InferencePanel::isRunning() const { return preparing_ || process_->isRunning(); }
 QString InferencePanel::statusText() const { return status_->text(); }
@@ -110,13 +178,25 @@ void InferencePanel::finish(bool ok, const QString& message) {
   runButton_->setEnabled(true);
   stopButton_->setEnabled(false);
   status_->setText(ok ? tr("prediction shown as overlay; “Save mask…” keeps it") : tr("inference failed: %1").arg(message));
+  if (!ok && message != tr("stopped") && isVisible()) {
+    // Window-modal and not blocking: the viewer keeps running while the message is read.
+    auto* box = new QMessageBox(QMessageBox::Warning, tr("Inference failed"),
+                                tr("Plugin %1 could not segment the image:\n%2").arg(pluginId(), message), QMessageBox::Ok, this);
+    box->setObjectName("inferenceError");
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->open();
+  }
   Q_EMIT inferenceFinished(ok, message);
 }
 
 void InferencePanel::run() {
   if (isRunning()) return;
   if (!document_.hasImage()) return finish(false, tr("open an image first"));
-  if (!QFileInfo(model_->text()).isFile()) return finish(false, tr("choose a model file"));
+  const plugin::PluginManifest* m = manifest();
+  if (!m) return finish(false, tr("no inference plugin found (see `medseg plugins list`)"));
+  if (m->capabilities.needsModel && !QFileInfo::exists(model_->text())) return finish(false, tr("choose a model file"));
+  if (m->capabilities.takesSeedPoints() && seeds_.empty())
+    return finish(false, tr("Shift+click the region to segment in a slice view first"));
   workDir_ = std::make_unique<QTemporaryDir>();
   if (!workDir_->isValid()) return finish(false, tr("cannot create a temporary folder: %1").arg(workDir_->errorString()));
   predictionPath_ = QDir(workDir_->path()).filePath("prediction.nii.gz");
@@ -154,12 +234,8 @@ void InferencePanel::run() {
 }
 
 void InferencePanel::startProcess(const QString& input) {
-  QStringList arguments{"infer", "--model", model_->text(), "--input", input, "--out", predictionPath_};
-  arguments << "--overlap" << QString::number(overlap_->value());
-  if (wholeVolume_->isChecked()) arguments << "--whole-volume";
-  if (mirror_->isChecked()) arguments << "--tta";
-  status_->setText(tr("segmenting %1…").arg(QFileInfo(document_.imagePath()).fileName()));
-  process_->start(arguments);
+  status_->setText(tr("segmenting %1 with %2…").arg(QFileInfo(document_.imagePath()).fileName(), pluginId()));
+  process_->start(inferArguments(input));
 }
 
 void InferencePanel::stop() {

@@ -1,14 +1,22 @@
 #pragma once
-// Segment the open image with a trained model: pick the model, run `medseg infer` as
-// a child process on the image's file (or on a temporary copy of the open volume when it has no
-// readable file), follow its progress, show the predicted mask as the overlay, and save the mask.
+// Segment the open image through an inference plugin: pick the plugin (the registry's, from their
+// manifests), its model when it needs one, its parameters in a form built from its schema
+// (ParameterForm), and, for a plugin that takes prompts, seed points Shift-clicked in the slice
+// views. Runs `medseg infer` as a child process on the image's file (or on a temporary copy of the
+// open volume when it has no readable file), follows its progress, shows the predicted mask as the
+// overlay, and saves the mask. A plugin that fails or crashes ends only that child: the panel shows
+// the error in a dialog and the viewer stays up.
 #include <QJsonObject>
 #include <QTemporaryDir>
 #include <QWidget>
 #include <memory>
 
-class QCheckBox;
-class QDoubleSpinBox;
+#include <array>
+#include <vector>
+
+#include "core/plugin/PluginRegistry.h"
+
+class QComboBox;
 class QLabel;
 class QLineEdit;
 class QProgressBar;
@@ -17,6 +25,7 @@ class QPushButton;
 namespace medseg::studio {
 
 class MedsegProcess;
+class ParameterForm;
 class ViewerDocument;
 
 class InferencePanel : public QWidget {
@@ -26,6 +35,13 @@ class InferencePanel : public QWidget {
   ~InferencePanel() override;
   void setModel(const QString& checkpoint);
   QString model() const;
+  // Chooses the plugin by id; false when the registry has no usable inference plugin of that id.
+  bool setPlugin(const QString& id);
+  QString pluginId() const;
+  ParameterForm* parameterForm() const { return parameters_; }
+  const std::vector<std::array<int64_t, 3>>& seeds() const { return seeds_; }
+  // The arguments of the `medseg infer` child for `input` (what run() starts).
+  QStringList inferArguments(const QString& input) const;
   QProgressBar* progressBar() const { return progress_; }
   bool isRunning() const;
   QString statusText() const;
@@ -37,6 +53,9 @@ class InferencePanel : public QWidget {
   void stop();
   // Writes the overlay (the prediction, or what the user changed since) with the image's geometry.
   bool saveMask(const QString& path);
+  // A seed point (voxel indices) for a plugin that takes prompts; ignored by the others.
+  void addSeed(const std::array<int64_t, 3>& voxel);
+  void clearSeeds();
 
  Q_SIGNALS:
   void inferenceFinished(bool success, const QString& message);
@@ -45,12 +64,18 @@ class InferencePanel : public QWidget {
   void startProcess(const QString& input);
   void finish(bool ok, const QString& message);
   void chooseAndSaveMask();
+  void pluginChanged();
+  const plugin::PluginManifest* manifest() const;
 
   ViewerDocument& document_;
+  plugin::PluginRegistry registry_;  // manifests only: no plugin code runs in the viewer
+  QComboBox* plugin_;
   QLineEdit* model_;
-  QCheckBox* wholeVolume_;
-  QCheckBox* mirror_;
-  QDoubleSpinBox* overlap_;
+  QWidget* modelRow_;
+  ParameterForm* parameters_;
+  QLabel* seedsLabel_;
+  QPushButton* clearSeeds_;
+  std::vector<std::array<int64_t, 3>> seeds_;
   QPushButton* runButton_;
   QPushButton* stopButton_;
   QPushButton* saveButton_;

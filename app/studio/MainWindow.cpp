@@ -79,6 +79,7 @@ MainWindow::MainWindow(QWidget* parent)
   labelPanel_ = new LabelPanel(*document_, this);
   trainingPanel_ = new TrainingPanel(this);
   inferencePanel_ = new InferencePanel(*document_, this);
+  for (SliceView* view : sliceViews_) connect(view, &SliceView::seedPlaced, inferencePanel_, &InferencePanel::addSeed);
   clusterPanel_ = new ClusterPanel(*document_, this);
   auto addDock = [this](QWidget* panel, const QString& title) {
     auto* dock = new QDockWidget(title, this);

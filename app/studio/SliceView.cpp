@@ -18,7 +18,7 @@ SliceView::SliceView(ViewerDocument& document, Axis axis, QWidget* parent)
   setMouseTracking(true);
   setMinimumSize(160, 160);
   setFocusPolicy(Qt::WheelFocus);
-  setToolTip(tr("Left: move cursor · Wheel: slice · Right-drag: window/level · Middle-drag: pan · Ctrl+wheel: zoom"));
+  setToolTip(tr("Left: move cursor · Shift+left: seed point · Wheel: slice · Right-drag: window/level · Middle-drag: pan · Ctrl+wheel: zoom"));
   auto repaint = [this] { update(); };
   connect(&document_, &ViewerDocument::imageChanged, this, repaint);
   connect(&document_, &ViewerDocument::labelsChanged, this, repaint);
@@ -213,7 +213,10 @@ void SliceView::mousePressEvent(QMouseEvent* event) {
   dragStartWindowLevel_ = document_.windowLevel();
   dragStartPan_ = pan_;
   if (dragButton_ == Qt::LeftButton)
-    if (auto voxel = voxelAt(event->position())) document_.setCursor(*voxel);
+    if (auto voxel = voxelAt(event->position())) {
+      document_.setCursor(*voxel);
+      if (event->modifiers() & Qt::ShiftModifier) Q_EMIT seedPlaced(*voxel);
+    }
 }
 
 void SliceView::mouseMoveEvent(QMouseEvent* event) {

@@ -3,8 +3,9 @@
 // storage order: core/io/SlicePlane.h), drawn with QPainter: the displayed channel through
 // window/level, the label overlay blended per label style, the linked crosshair and the patient
 // letters on all four edges. Voxels are drawn from the image's own grid (flipped and permuted,
-// never resampled), so what is shown is what is saved. Mouse: left sets the cursor, wheel moves the
-// slice, right-drag changes window/level, middle-drag pans, Ctrl+wheel zooms.
+// never resampled), so what is shown is what is saved. Mouse: left sets the cursor, Shift+left also
+// places a seed point (seedPlaced), wheel moves the slice, right-drag changes window/level,
+// middle-drag pans, Ctrl+wheel zooms.
 #include <QImage>
 #include <QPointF>
 #include <QWidget>
@@ -30,6 +31,8 @@ class SliceView : public QWidget {
 
  Q_SIGNALS:
   void hovered(const QString& readout);
+  // Shift+left click: a seed point for an inference plugin that takes prompts (voxel indices x, y, z).
+  void seedPlaced(const std::array<int64_t, 3>& voxel);
 
  protected:
   void paintEvent(QPaintEvent* event) override;

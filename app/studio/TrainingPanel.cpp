@@ -1,6 +1,7 @@
 #include "app/studio/TrainingPanel.h"
 
 #include <QCheckBox>
+#include <QComboBox>
 #include <QDir>
 #include <QFileInfo>
 #include <QFormLayout>
@@ -15,12 +16,15 @@
 
 #include "app/studio/MedsegProcess.h"
 #include "app/studio/PanelWidgets.h"
+#include "app/studio/ParameterForm.h"
 #include "app/studio/TrainingCurves.h"
 
 namespace medseg::studio {
 
 TrainingPanel::TrainingPanel(QWidget* parent)
     : QWidget(parent),
+      plugin_(new QComboBox(this)),
+      parameters_(new ParameterForm(this)),
       dataset_(new QLineEdit(this)),
       config_(new QLineEdit(this)),
       runDirectory_(new QLineEdit(QDir::home().filePath("medseg-runs/studio"), this)),
@@ -38,7 +42,13 @@ TrainingPanel::TrainingPanel(QWidget* parent)
   stopButton_->setObjectName("trainingStop");
   dataset_->setPlaceholderText(tr("data-set folder with dataset.json"));
   config_->setPlaceholderText(tr("YAML or JSON config, e.g. resources/configs/brats-synth-small.yaml"));
+  plugin_->setObjectName("trainingPlugin");
+  parameters_->setObjectName("trainingParameters");
+  for (const plugin::PluginEntry* entry : registry_.usable(plugin::PluginKind::Train))
+    plugin_->addItem(QString::fromStdString(entry->manifest.name + " (" + entry->manifest.id + ")"),
+                     QString::fromStdString(entry->manifest.id));
   auto* form = new QFormLayout;
+  form->addRow(tr("Plugin"), plugin_);
   form->addRow(tr("Data set"), withBrowseButton(dataset_, true, QString(), this));
   form->addRow(tr("Config"), withBrowseButton(config_, false, tr("Configs (*.yaml *.yml *.json);;All files (*)"), this));
   form->addRow(tr("Run folder"), withBrowseButton(runDirectory_, true, QString(), this));
@@ -48,6 +58,9 @@ TrainingPanel::TrainingPanel(QWidget* parent)
   buttons->addWidget(stopButton_);
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(form);
+  auto* overrides = new QLabel(tr("Changed here, these override the config:"), this);
+  layout->addWidget(overrides);
+  layout->addWidget(parameters_);
   layout->addLayout(buttons);
   layout->addWidget(progress_);
   layout->addWidget(eta_);
@@ -62,6 +75,10 @@ TrainingPanel::TrainingPanel(QWidget* parent)
   progress_->setValue(0);
   stopButton_->setEnabled(false);
 
+  connect(plugin_, &QComboBox::currentIndexChanged, this, &TrainingPanel::pluginChanged);
+  const int unet = plugin_->findData(QStringLiteral("unet3d"));
+  if (unet >= 0) plugin_->setCurrentIndex(unet);
+  pluginChanged();
   connect(startButton_, &QPushButton::clicked, this, &TrainingPanel::start);
   connect(stopButton_, &QPushButton::clicked, this, &TrainingPanel::stop);
   connect(process_, &MedsegProcess::event, this, &TrainingPanel::onEvent);
@@ -79,6 +96,14 @@ TrainingPanel::TrainingPanel(QWidget* parent)
     }
     Q_EMIT trainingFinished(ok, bestCheckpoint_, message);
   });
+}
+
+QString TrainingPanel::pluginId() const { return plugin_->currentData().toString(); }
+
+void TrainingPanel::pluginChanged() {
+  const plugin::PluginEntry* entry = registry_.find(pluginId().toStdString());
+  parameters_->setSchema(entry ? entry->manifest.trainParameters : plugin::ParameterSchema());
+  if (entry) plugin_->setToolTip(QString::fromStdString(entry->manifest.description));
 }
 
 void TrainingPanel::setDataset(const QString& directory) { dataset_->setText(directory); }
@@ -106,6 +131,8 @@ void TrainingPanel::start() {
   if (!dataset_->text().isEmpty()) arguments << "--data" << dataset_->text();
   if (!config_->text().isEmpty()) arguments << "--config" << config_->text();
   if (resume_->isChecked()) arguments << "--resume";
+  else if (!pluginId().isEmpty()) arguments << "--plugin" << pluginId();  // a resumed run keeps its own
+  for (const QString& assignment : parameters_->assignments()) arguments << "--set" << assignment;
   arguments << extraArguments_;
   curves_->clear();
   bestCheckpoint_.clear();

@@ -6,7 +6,10 @@
 #include <QJsonObject>
 #include <QWidget>
 
+#include "core/plugin/PluginRegistry.h"
+
 class QCheckBox;
+class QComboBox;
 class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
@@ -32,6 +35,7 @@ class TrainingPanel : public QWidget {
   QString etaText() const;
   QString statusText() const;
   QJsonObject lastResult() const { return lastResult_; }  // the `train` result event of the last run
+  QString pluginId() const;
 
  public Q_SLOTS:
   void start();
@@ -45,6 +49,10 @@ class TrainingPanel : public QWidget {
   void onProgress(const QJsonObject& event);
   void fail(const QString& message);
 
+  void pluginChanged();
+  plugin::PluginRegistry registry_;  // manifests only: no plugin code runs in the viewer
+  QComboBox* plugin_;
+  class ParameterForm* parameters_;
   QLineEdit* dataset_;
   QLineEdit* config_;
   QLineEdit* runDirectory_;

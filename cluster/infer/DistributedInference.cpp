@@ -54,7 +54,8 @@ DistributedInferenceResult runDistributedInference(const DistributedInferenceOpt
   checkMpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier (claims ready)");
 
   RankCaseDealer dealer(claims, o.runDir / "progress.jsonl", o.rank, inference.device);
-  const InferenceSummary mine = runInference(inference, reporter, &dealer);
+  if (!o.plugins) throw std::logic_error("runDistributedInference: no plugin registry given");
+  const InferenceSummary mine = runInference(inference, *o.plugins, reporter, &dealer);
 
   long long counts[3] = {mine.succeeded, mine.failed, mine.failuresAreBadInput ? 0 : 1};
   long long totals[3] = {0, 0, 0};
@@ -86,6 +87,7 @@ DistributedInferenceResult runDistributedInference(const DistributedInferenceOpt
     nlohmann::json document = result.toJson();
     document["kind"] = "infer";
     document["model"] = inference.model.string();
+    document["plugin"] = mine.plugin;
     document["data"] = inference.input.string();
     document["subset"] = inference.subset;
     document["label_scheme"] = o.labelScheme;

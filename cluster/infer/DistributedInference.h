@@ -13,11 +13,13 @@
 #include <nlohmann/json.hpp>
 
 #include "core/infer/InferenceOptions.h"
+#include "core/plugin/PluginRegistry.h"
 #include "core/util/Progress.h"
 
 namespace medseg::cluster {
 
 struct DistributedInferenceOptions {
+  plugin::PluginRegistry* plugins = nullptr;  // where the job's inference plugin is found
   InferenceOptions inference;  // model, input (the data set), subset, window options, device, threads; output is set here
   std::filesystem::path runDir;
   int rank = 0;                // this process' rank in MPI_COMM_WORLD

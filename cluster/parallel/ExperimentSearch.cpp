@@ -6,7 +6,6 @@
 #include <map>
 #include <thread>
 
-#include "cluster/parallel/AllreduceStep.h"
 #include "cluster/parallel/DevicePlacement.h"
 #include "cluster/parallel/MpiEnvironment.h"
 #include "cluster/parallel/TrialProcess.h"
@@ -82,19 +81,28 @@ TrialRecord runTrial(const ExperimentOptions& options, const Plan& plan, const j
       record.dataLoadSeconds = outcome.dataLoadSeconds;
       record.validationSeconds = outcome.validationSeconds;
     } else {
-      const TrainConfig config = TrainConfig::fromJson(document);
-      DataParallelOptions dp;
-      dp.comm = comm;
-      dp.globalRankForLogs = worldRank;
-      if (options.keepTrialFolders) dp.runDir = options.runDir / "trials" / record.trial;
-      dp.onValidation = onRung;
+      // Data parallel over the group's communicator, through the config's training plugin.
+      if (!options.plugins) throw std::logic_error("runExperimentSearch: no plugin registry given");
+      const std::string pluginId = document.value("plugin", std::string("unet3d"));
+      plugin::TrainingRequest request;
+      request.config = document;
+      request.config.erase("plugin");
+      if (options.keepTrialFolders) request.runDir = options.runDir / "trials" / record.trial;
+      request.onValidation = onRung;
       Reporter quiet(OutputMode::JsonLines);  // trial progress would interleave between workers
       (void)reporter;
-      const TrainResult result = trainDataParallel(config, dp, quiet);
-      record.status = result.stoppedEarly ? "stopped" : "finished";
-      record.dice = result.wholeTumourDice;
-      record.epochs = result.epochs;
-      record.dataLoadSeconds = result.dataLoadSeconds;
+      plugin::RunContext context(quiet);
+      plugin::ParallelContext parallel;
+      parallel.rank = rankOf(comm);
+      parallel.size = groupSize;
+      parallel.globalRank = worldRank;
+      parallel.mpiCommunicator = &comm;
+      context.setParallel(parallel);
+      const json result = options.plugins->training(pluginId).train(request, context);
+      record.status = result.value("stopped_early", false) ? "stopped" : "finished";
+      record.dice = result.value("wt_dice", -1.0);
+      record.epochs = result.value("epochs", int64_t{0});
+      record.dataLoadSeconds = result.value("load_seconds", 0.0);
     }
   } catch (const Interrupted&) {
     throw;  // a stop of the whole search, not a failure of this trial

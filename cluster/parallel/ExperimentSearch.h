@@ -19,6 +19,7 @@
 // one of those processes dies, and submitting the search again on the same run folder
 // (`medseg submit --resume`) finishes it without redoing finished trials.
 #if MEDSEG_HAVE_MPI
+#include "core/plugin/PluginRegistry.h"
 #include <mpi.h>
 
 #include <filesystem>
@@ -42,6 +43,9 @@ struct ExperimentOptions {
   // This rank's device (DevicePlacement.h): its trials train there; a trial's child process sees
   // only that GPU (CUDA_VISIBLE_DEVICES). Empty: the config's device.
   std::string device;
+  // Where group trials find their training plugin (the config's `plugin:`, default unet3d); one-rank
+  // trials run `medseg train`, which finds it the same way.
+  plugin::PluginRegistry* plugins = nullptr;
 };
 
 struct ExperimentResult {

@@ -7,16 +7,12 @@
 #include <memory>
 #include <sstream>
 
-#include <torch/torch.h>
-
 #include "core/dataset/Dataset.h"
 #include "core/infer/InferencePlan.h"
 #include "core/infer/MaskOutput.h"
-#include "core/infer/Predictor.h"
 #include "core/io/ImageIO.h"
 #include "core/io/LabelTable.h"
 #include "core/io/NonFiniteVoxels.h"
-#include "core/nn/Autocast.h"
 #include "core/util/Interrupt.h"
 
 namespace medseg {
@@ -27,17 +23,9 @@ using Clock = std::chrono::steady_clock;
 
 double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-// Name of each label value a prediction can contain (1..max).
-std::map<int, std::string> labelNames(const ModelDescription& d) {
+std::map<int, std::string> labelNames(const plugin::ModelContract& contract) {
   std::map<int, std::string> names;
-  if (d.targets == TargetMode::Labels) {
-    for (int64_t v = 1; v < d.network.outChannels; ++v)
-      names[int(v)] = v < int64_t(d.classNames.size()) ? d.classNames[v] : "label_" + std::to_string(v);
-  } else {
-    static const std::map<int, std::string> brats{{1, "edema"}, {2, "non-enhancing"}, {3, "enhancing"}};
-    for (const auto& region : d.regionLabels)
-      for (int v : region) names[v] = brats.count(v) ? brats.at(v) : "label_" + std::to_string(v);
-  }
+  for (const auto& label : contract.labels) names[label.value] = label.name;
   return names;
 }
 
@@ -56,7 +44,7 @@ nlohmann::json volumesMl(const LabelVolume& labels, const std::map<int, std::str
 std::string humanLine(const std::string& tag, const nlohmann::json& d, const std::map<int, std::string>& names) {
   std::ostringstream line;
   line << tag << ' ' << d["case"].get<std::string>() << "  " << std::fixed << std::setprecision(1)
-       << d["seconds"].get<double>() << " s  " << d["windows"].get<int64_t>() << " window(s) ";
+       << d["seconds"].get<double>() << " s  " << d.value("windows", int64_t{0}) << " window(s) ";
   const auto& volumes = d["volumes_ml"];
   for (const auto& entry : names)  // label order, not the JSON object's alphabetical order
     if (volumes.contains(entry.second))
@@ -65,39 +53,47 @@ std::string humanLine(const std::string& tag, const nlohmann::json& d, const std
   return line.str();
 }
 
-nlohmann::json segmentCase(const InferenceCase& job, const Predictor& predictor, const PredictorOptions& options,
-                           bool allowNonFinite, const std::map<int, std::string>& names, const std::string& tag,
-                           Reporter& reporter) {
+struct CaseRun {
+  plugin::Segmenter& segmenter;
+  const InferenceOptions& options;
+  const std::map<int, std::string>& names;
+  Reporter& reporter;
+};
+
+nlohmann::json segmentCase(const InferenceCase& job, const CaseRun& run, const std::string& tag) {
   const auto start = Clock::now();
   int64_t nonFiniteReplaced = 0;
-  ReadOptions read = nonFiniteReadOptions(allowNonFinite, [&](const fs::path& file, const NonFiniteVoxels& found) {
+  ReadOptions read = nonFiniteReadOptions(run.options.allowNonFinite, [&](const fs::path& file, const NonFiniteVoxels& found) {
     nonFiniteReplaced += found.total();
-    reporter.log(file.string() + ": replaced " + found.describe() + " by 0");
+    run.reporter.log(file.string() + ": replaced " + found.describe() + " by 0");
   });
   read.dicomSeries = job.dicomSeries;  // a DICOM folder with several series: the chosen one
   const ImageVolume image = loadCaseImage(job.entry, read);
   std::unique_ptr<Progress> bar;
   int64_t reported = 0;
-  const auto prediction = predictor.predict(image, options, [&](int64_t done, int64_t total) {
-    if (!bar) bar = std::make_unique<Progress>(reporter, "infer " + tag + " " + job.entry.id, total);
+  plugin::RunContext context(run.reporter);
+  context.setProgressHandler([&](int64_t done, int64_t total) {
+    if (!bar) bar = std::make_unique<Progress>(run.reporter, "infer " + tag + " " + job.entry.id, total);
     bar->advance(done - reported);  // the last advance draws the completed bar
     reported = done;
   });
+  plugin::Segmentation result = run.segmenter.segment(image, run.options.prompts, context);
+  if (!result.labels.geometry.sameAs(image.geometry) || result.labels.size != image.size)
+    throw std::runtime_error("the plugin returned a label map of " + describeSize(result.labels.size) +
+                             " that is not on the image's grid (" + describeSize(image.size) + ")");
   if (!job.labelsOut.parent_path().empty()) fs::create_directories(job.labelsOut.parent_path());
-  if (options.probabilities) writeImage(prediction.probabilities, job.probabilitiesOut);
-  writeMask(prediction.labels, job, labelTableFromNames(names));  // NIfTI/NRRD + label tables, or a DICOM SEG
+  const bool probabilities = run.options.probabilities && !result.probabilities.data.empty();
+  if (probabilities) writeImage(result.probabilities, job.probabilitiesOut);
+  writeMask(result.labels, job, labelTableFromNames(run.names));  // NIfTI/NRRD + label tables, or a DICOM SEG
   nlohmann::json details = {{"case", job.entry.id},
                             {"status", "ok"},
                             {"output", job.labelsOut.string()},
-                            {"seconds", secondsSince(start)},
-                            {"predict_seconds", prediction.seconds},
-                            {"windows", prediction.windows},
                             {"size", image.size},
-                            {"crop_begin", prediction.record.cropBegin},
-                            {"crop_size", prediction.record.croppedSize},
-                            {"volumes_ml", volumesMl(prediction.labels, names)},
+                            {"volumes_ml", volumesMl(result.labels, run.names)},
                             {"non_finite_replaced", nonFiniteReplaced}};
-  if (options.probabilities) details["probabilities"] = job.probabilitiesOut.string();
+  details.update(result.details);
+  details["seconds"] = secondsSince(start);
+  if (probabilities) details["probabilities"] = job.probabilitiesOut.string();
   return details;
 }
 
@@ -109,42 +105,71 @@ bool isBadInput(const std::exception& e) {
 }  // namespace
 
 nlohmann::json InferenceSummary::toJson() const {
-  return {{"model", model.string()}, {"model_kind", modelKind}, {"model_preparation", modelPreparation}, {"precision", precision}, {"device", device},
-          {"targets", targets},      {"cases", cases},          {"succeeded", succeeded},
+  return {{"plugin", plugin},        {"model", model.string()},   {"model_kind", modelKind},
+          {"model_preparation", modelPreparation}, {"precision", precision}, {"device", device},
+          {"targets", targets},      {"cases", cases},            {"succeeded", succeeded},
           {"failed", failed},        {"failures_bad_input", failuresAreBadInput}, {"seconds", seconds}};
 }
 
-InferenceSummary runInference(const InferenceOptions& o, Reporter& reporter, CaseDealer* dealer) {
-  const auto start = Clock::now();
-  const PredictorOptions options = o.predictorOptions();
-  if (o.threads > 0) torch::set_num_threads(o.threads);
-  const std::vector<InferenceCase> jobs = planInference(o);
-  // bf16 autocast reaches only ordinary operators: those passes run the network as saved, so no
-  // optimised float32 graph is prepared for them.
-  const PrecisionChoice precision = o.precisionChoice();
-  const Predictor predictor =
-      Predictor::load(o.model, o.modelOverrides(), o.device,
-                      o.optimiseGraph && !precision.bf16 ? GraphPreparation::Optimised : GraphPreparation::AsSaved);
-  const auto names = labelNames(predictor.description());
-  InferenceSummary summary;
-  summary.model = o.model;
-  summary.modelKind = predictor.kind();
-  summary.precision = precision.description;
-  summary.modelPreparation = precision.bf16 ? kAsSavedForBf16 : predictor.preparation();
-  summary.device = predictor.device().str();
-  summary.targets = targetModeName(predictor.description().targets);
-  reporter.log("model " + o.model.string() + " (" + summary.modelKind +
-               (summary.modelPreparation.empty() ? "" : ", " + summary.modelPreparation) + ", " + summary.precision +
-               ", " + summary.targets +
-               ") on " + summary.device + ", " + std::to_string(jobs.size()) + " case(s)");
+plugin::InferenceSetup inferenceSetup(const InferenceOptions& o, const plugin::PluginManifest& manifest) {
+  const std::string& id = manifest.id;
+  const auto& capabilities = manifest.capabilities;
+  if (capabilities.needsModel && o.model.empty())
+    throw InputError("plugin " + id + " segments with a model: give --model FILE");
+  if (!capabilities.needsModel && !o.model.empty())
+    throw InputError("plugin " + id + " uses no model; leave out --model " + o.model.string());
+  if (!o.prompts.empty() && !capabilities.takesSeedPoints())
+    throw InputError("plugin " + id + " takes no seed points (--seed); `medseg plugins list` shows which plugins do");
+  if (o.probabilities && !capabilities.probabilities)
+    throw InputError("plugin " + id + " gives labels only, no probabilities (--probabilities)");
+  plugin::InferenceSetup setup;
+  setup.model = o.model;
+  setup.parameters = manifest.inferParameters.resolve(o.parameters, "plugin " + id + "'s infer parameters");
+  setup.device = o.device;
+  setup.threads = o.threads;
+  setup.probabilities = o.probabilities;
+  return setup;
+}
 
+std::string inferencePluginId(const InferenceOptions& o, plugin::PluginRegistry& plugins) {
+  if (!o.plugin.empty()) return o.plugin;
+  if (o.model.empty())
+    throw InputError("give --model FILE (a plugin is chosen by it) or --plugin ID for a plugin that needs no model");
+  return plugins.inferencePluginFor(o.model);
+}
+
+InferenceSummary runInference(const InferenceOptions& o, plugin::PluginRegistry& plugins, Reporter& reporter,
+                              CaseDealer* dealer) {
+  const auto start = Clock::now();
+  o.validate();
+  const std::vector<InferenceCase> jobs = planInference(o);
+  const std::string id = inferencePluginId(o, plugins);
+  const plugin::InferenceSetup setup = inferenceSetup(o, plugins.entry(id).manifest);
+  plugin::RunContext openContext(reporter);
+  const std::unique_ptr<plugin::Segmenter> segmenter = plugins.inference(id).open(setup, openContext);
+  const auto names = labelNames(segmenter->contract());
+  const nlohmann::json described = segmenter->describe();
+  InferenceSummary summary;
+  summary.plugin = id;
+  summary.model = o.model;
+  summary.modelKind = described.value("model_kind", id);
+  summary.precision = described.value("precision", std::string());
+  summary.modelPreparation = described.value("model_preparation", std::string());
+  summary.device = described.value("device", std::string("cpu"));
+  summary.targets = described.value("targets", std::string("labels"));
+  reporter.log("plugin " + id + (o.model.empty() ? std::string() : ", model " + o.model.string()) + " (" +
+               summary.modelKind + (summary.modelPreparation.empty() ? "" : ", " + summary.modelPreparation) +
+               (summary.precision.empty() ? "" : ", " + summary.precision) + ", " + summary.targets + ") on " +
+               summary.device + ", " + std::to_string(jobs.size()) + " case(s)");
+
+  const CaseRun run{*segmenter, o, names, reporter};
   for (size_t i = 0; i < jobs.size(); ++i) {
     throwIfInterrupted("inference");
     const std::string tag = "[" + std::to_string(i + 1) + "/" + std::to_string(jobs.size()) + "]";
-    const std::string& id = jobs[i].entry.id;
+    const std::string& caseId = jobs[i].entry.id;
     if (dealer && !dealer->claim(jobs[i])) continue;
     try {
-      nlohmann::json details = segmentCase(jobs[i], predictor, options, o.allowNonFinite, names, tag, reporter);
+      nlohmann::json details = segmentCase(jobs[i], run, tag);
       if (reporter.json()) {
         nlohmann::json event = {{"event", "metric"}, {"kind", "infer-case"}};
         event.update(details);
@@ -161,8 +186,8 @@ InferenceSummary runInference(const InferenceOptions& o, Reporter& reporter, Cas
       if (jobs.size() == 1) throw;  // a single case: the caller's error boundary reports it with its exit code
       ++summary.failed;
       summary.failuresAreBadInput = summary.failuresAreBadInput && isBadInput(e);
-      summary.cases.push_back({{"case", id}, {"status", "failed"}, {"message", e.what()}});
-      reporter.emit({{"event", "error"}, {"kind", "infer-case"}, {"case", id}, {"message", "case " + id + ": " + e.what()}});
+      summary.cases.push_back({{"case", caseId}, {"status", "failed"}, {"message", e.what()}});
+      reporter.emit({{"event", "error"}, {"kind", "infer-case"}, {"case", caseId}, {"message", "case " + caseId + ": " + e.what()}});
       if (dealer) dealer->done(jobs[i], summary.cases.back());
     }
   }

@@ -1,19 +1,18 @@
 #pragma once
-// Everything one inference job is told: the model, what to segment, where to write, and how
-// (window size and overlap, test-time augmentation, device, which cases of a data set, TorchScript
-// description overrides). `medseg infer` fills it from its command line.
-#include <array>
+// Everything one inference job is told: which plugin segments with which model and parameters, what
+// to segment, where to write and how (format, probabilities, the one rule for NaN / Inf voxels,
+// threads, device, which cases of a data set, seed points for a plugin that takes them). `medseg
+// infer`, cluster ranks and the studio's inference panel (through `medseg infer`) fill it.
 #include <cstdint>
 #include <filesystem>
-#include <optional>
 #include <string>
 #include <vector>
 
-namespace medseg {
+#include <nlohmann/json.hpp>
 
-struct PredictorOptions;  // core/infer/Predictor.h (kept out of this header: no torch here)
-struct ModelOverrides;
-struct PrecisionChoice;  // core/nn/Autocast.h
+#include "core/plugin/Prompts.h"
+
+namespace medseg {
 
 // How masks are written: NIfTI (.nii.gz, the default), NRRD (.nrrd), or a DICOM Segmentation
 // object (.dcm, core/io/DicomSeg.h) on the grid of the source DICOM series.
@@ -22,27 +21,20 @@ MaskFormat parseMaskFormat(const std::string& name);  // nifti | nrrd | seg; Inp
 const char* maskExtension(MaskFormat format);          // ".nii.gz", ".nrrd", ".dcm"
 
 struct InferenceOptions {
-  std::filesystem::path model;  // MedSeg checkpoint or TorchScript file
+  // The inference plugin; empty: the first whose recognisesModel takes `model` (PluginRegistry).
+  std::string plugin;
+  // Its infer parameters as given (name -> value); the rest take their manifest defaults.
+  nlohmann::json parameters = nlohmann::json::object();
+  plugin::Prompts prompts;      // seed points, for plugins whose capabilities list "seed-points"
+  std::filesystem::path model;  // the plugin's model file or folder; empty for plugins that need none
   std::filesystem::path input;  // image file, DICOM folder, data-set folder or folder of images
   std::filesystem::path output; // label file (one input) or folder (<case>.nii.gz per case)
-  std::vector<int64_t> roi;     // empty: the model's patch size; one edge or z,y,x
-  double overlap = 0.5;
-  int64_t windowBatch = 1;
-  int64_t windowWorkers = 0;    // window batches at once (SlidingWindowOptions::workers); 0 chooses
-  bool wholeVolume = false;
-  bool tta = false;
-  bool gaussian = true;
   bool probabilities = false;
   bool allowNonFinite = false;  // NaN / Inf voxels become 0 (reported) instead of refusing the image
-  std::string precision = "auto";  // auto | fp32 | bf16 (choosePrecision in core/nn/Autocast.h)
-  int threads = 0;              // CPU threads the inference may use (all window workers together); 0: usableCores()
+  int threads = 0;              // CPU threads the inference may use; 0: usableCores()
   std::string device = "auto";
   std::string subset = "test";  // data-set input: test, training or all
   std::vector<std::string> cases;
-  std::vector<std::string> classes;  // TorchScript without description
-  bool regions = false;
-  std::vector<std::string> modalities;
-  bool optimiseGraph = true;    // false: the network as saved, not a frozen optimised graph (TorchScriptModel.h)
   MaskFormat format = MaskFormat::Nifti;
   // The DICOM series a DICOM SEG refers to, when the input is not that series' folder itself (a
   // pacs:// input: the retrieved series of the first modality). Empty: a DICOM-folder input's own.
@@ -51,9 +43,6 @@ struct InferenceOptions {
 
   // InputError naming the option for values out of range or combinations that exclude each other.
   void validate() const;
-  PredictorOptions predictorOptions() const;  // validated
-  PrecisionChoice precisionChoice() const;
-  ModelOverrides modelOverrides() const;
 };
 
 }  // namespace medseg

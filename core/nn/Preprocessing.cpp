@@ -15,7 +15,7 @@
 
 #include <torch/torch.h>
 
-#include "core/infer/VolumeTensor.h"
+#include "core/nn/VolumeTensor.h"
 #include "core/util/Interrupt.h"
 
 namespace medseg {

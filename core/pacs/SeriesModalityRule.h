@@ -3,7 +3,7 @@
 // modalities in order (FLAIR, T1w, T1gd, T2w for BraTS), and each name selects the series whose
 // SeriesDescription matches.
 //
-// A model description may carry its own patterns, "series_patterns" (core/nn/ModelCheckpoint.h):
+// A model description may carry its own patterns, "series_patterns" (core/nn/ModelIO.h):
 //   "series_patterns": {"FLAIR": ["flair"], "T1gd": ["t1.*(gd|gad|ce|post|contrast)"]}
 // case-insensitive ECMAScript regular expressions searched in the description (a series matches
 // when one of its modality's patterns is found in it); a modality named there (its name compared

@@ -1,7 +1,7 @@
 #pragma once
 // A fixed set of threads that run one round of indexed tasks at a time (task i on thread i) and
 // wait for all of them: the shards of a CPU training step run their forward and backward passes on
-// it (core/train/ConcurrentShards.h). The threads live as long as the team, so the thread-local
+// it (the unet3d plugin's ConcurrentShards.h). The threads live as long as the team, so the thread-local
 // settings made once at their start (OpenMP's thread count, which oneDNN and OpenBLAS read per
 // thread) hold for every round, and no thread is created per step. run() rethrows the first
 // exception a task threw, after every task of the round has finished.

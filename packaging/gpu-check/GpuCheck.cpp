@@ -24,7 +24,7 @@
 #include "cluster/parallel/DevicePlacement.h"
 #include "core/nn/Autocast.h"
 #include "core/nn/Device.h"
-#include "core/nn/UNet3d.h"
+#include "plugins/unet3d/nn/UNet3d.h"
 #include "core/util/Interrupt.h"
 
 namespace {

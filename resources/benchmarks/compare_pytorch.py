@@ -27,7 +27,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 
-# --- the same network as core/nn/UNet3d.cpp -------------------------------------------------------
+# --- the same network as plugins/unet3d/nn/UNet3d.cpp -------------------------------------------------------
 def group_count(channels):
     for groups in range(min(8, channels), 1, -1):
         if channels % groups == 0:

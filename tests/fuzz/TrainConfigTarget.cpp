@@ -4,7 +4,7 @@
 #include <sstream>
 #include <vector>
 
-#include "core/train/TrainConfig.h"
+#include "plugins/unet3d/train/TrainConfig.h"
 #include "fuzz/FuzzTargets.h"
 
 namespace medseg::fuzz {

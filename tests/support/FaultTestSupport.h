@@ -16,9 +16,9 @@
 
 #include <gtest/gtest.h>
 
-#include "core/nn/ModelCheckpoint.h"
-#include "core/train/TrainingCheckpoint.h"
-#include "core/train/TrainingEngine.h"
+#include "plugins/unet3d/nn/ModelCheckpoint.h"
+#include "plugins/unet3d/train/TrainingCheckpoint.h"
+#include "plugins/unet3d/train/TrainingEngine.h"
 #include "core/util/AtomicFile.h"
 
 namespace medseg::test {

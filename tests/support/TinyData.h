@@ -9,8 +9,8 @@
 
 #include "core/dataset/Dataset.h"
 #include "core/io/ImageIO.h"
-#include "core/train/TrainConfig.h"
-#include "core/train/TrainingCase.h"
+#include "plugins/unet3d/train/TrainConfig.h"
+#include "plugins/unet3d/train/TrainingCase.h"
 
 namespace medseg::test {
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "core/nn/ModelCheckpoint.h"
+#include "plugins/unet3d/nn/ModelCheckpoint.h"
 
 namespace medseg::test {
 

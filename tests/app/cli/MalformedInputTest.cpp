@@ -16,7 +16,7 @@
 #include <set>
 
 #include "core/dataset/TinyDatasets.h"
-#include "core/nn/ModelCheckpoint.h"
+#include "plugins/unet3d/nn/ModelCheckpoint.h"
 #include "core/util/AtomicFile.h"
 #include "support/TestSupport.h"
 #include "support/TinyModels.h"

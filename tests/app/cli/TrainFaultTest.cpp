@@ -21,9 +21,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/nn/ModelCheckpoint.h"
+#include "plugins/unet3d/nn/ModelCheckpoint.h"
 #include "support/TinyData.h"
-#include "core/train/TrainingCheckpoint.h"
+#include "plugins/unet3d/train/TrainingCheckpoint.h"
 #include "core/util/AtomicFile.h"
 #include "support/FaultTestSupport.h"
 #include "support/SpawnedProcess.h"

@@ -20,9 +20,9 @@
 #include <sstream>
 
 #include "cluster/parallel/MpiTestSupport.h"
-#include "cluster/pipeline/PipelineCheckpoint.h"
-#include "core/nn/ModelCheckpoint.h"
-#include "core/train/TrainingCheckpoint.h"
+#include "plugins/unet3d/pipeline/PipelineCheckpoint.h"
+#include "plugins/unet3d/nn/ModelCheckpoint.h"
+#include "plugins/unet3d/train/TrainingCheckpoint.h"
 #include "support/FaultTestSupport.h"
 #include "support/SpawnedProcess.h"
 

@@ -17,7 +17,7 @@
 #include "cluster/search/ResultsJournal.h"
 #include "cluster/submit/RunDirectory.h"
 #include "support/ProcessTable.h"
-#include "core/train/TrainingCheckpoint.h"
+#include "plugins/unet3d/train/TrainingCheckpoint.h"
 
 namespace medseg::cluster {
 namespace {

@@ -8,7 +8,7 @@
 #include "cluster/parallel/MpiTestSupport.h"
 #include "cluster/search/ResultsJournal.h"
 #include "cluster/submit/Process.h"
-#include "core/nn/ModelCheckpoint.h"
+#include "plugins/unet3d/nn/ModelCheckpoint.h"
 #include "support/TinyData.h"
 #include "core/util/AtomicFile.h"
 #include "support/TestSupport.h"

@@ -24,7 +24,7 @@
 #include "cluster/submit/StubPrograms.h"
 #include "support/Loopback.h"
 #include "support/ProcessTable.h"
-#include "core/train/TrainingCheckpoint.h"
+#include "plugins/unet3d/train/TrainingCheckpoint.h"
 
 namespace medseg::cluster {
 namespace {

@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include "core/infer/InferencePlan.h"
-#include "core/infer/Predictor.h"
 #include "core/io/ImageIO.h"
 #include "core/util/Interrupt.h"
 #include "support/TestSupport.h"
@@ -64,30 +63,16 @@ TEST(InferencePlan, RefusesToOverwriteItsInputAndMissingInputs) {
   EXPECT_THROW(planInference(subsetOnImage), InputError);  // --subset applies to data-set folders only
 }
 
-TEST(InferenceOptions, PredictorOptionsFollowTheFieldsAndRefuseBadValues) {
-  InferenceOptions o = optionsFor("in", "out");
-  o.roi = {16, 24, 32};
-  o.overlap = 0.25;
-  o.gaussian = false;
-  o.tta = o.wholeVolume = o.probabilities = true;
-  const PredictorOptions p = o.predictorOptions();
-  ASSERT_TRUE(p.roi.has_value());
-  EXPECT_EQ((*p.roi)[2], 32);
-  EXPECT_DOUBLE_EQ(p.overlap, 0.25);
-  EXPECT_FALSE(p.gaussian);
-  EXPECT_TRUE(p.mirrorTta && p.wholeVolume && p.probabilities);
-  o.roi = {48};
-  EXPECT_EQ(o.predictorOptions().roi->at(1), 48);
-
+TEST(InferenceOptions, RefusesBadValuesBeforeAnyPluginIsAsked) {
   const auto refused = [](auto change) {
     InferenceOptions bad = optionsFor("in", "out");
     change(bad);
     return bad;
   };
-  EXPECT_THROW(refused([](InferenceOptions& b) { b.overlap = 1.0; }).validate(), InputError);
-  EXPECT_THROW(refused([](InferenceOptions& b) { b.roi = {8, 8}; }).validate(), InputError);
+  EXPECT_NO_THROW(optionsFor("in", "out").validate());
+  EXPECT_THROW(refused([](InferenceOptions& b) { b.threads = -1; }).validate(), InputError);
   EXPECT_THROW(refused([](InferenceOptions& b) { b.subset = "val"; }).validate(), InputError);
-  EXPECT_THROW(refused([](InferenceOptions& b) { b.regions = true; b.classes = {"bg", "t"}; }).validate(), InputError);
+  EXPECT_THROW(refused([](InferenceOptions& b) { b.parameters = nlohmann::json::array({1}); }).validate(), InputError);
 }
 
 }  // namespace

@@ -1,0 +1,44 @@
+#pragma once
+// `medseg train`: a TrainingRun (TrainingRun.h: the run folder, resume, metrics, validation,
+// budget, checkpoints, signals) whose steps are taken in this process (LocalStep).
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "plugins/unet3d/train/TrainConfig.h"
+#include "plugins/unet3d/train/TrainingRun.h"
+#include "core/util/Progress.h"
+
+namespace medseg {
+
+struct TrainerOptions {
+  std::filesystem::path runDir;
+  bool resume = false;                               // continue runDir/checkpoint.pt
+  std::function<void(const StepStats&)> onStep;      // after every step (tests, benchmarks)
+  std::function<void(const nlohmann::json&)> onEpoch;  // with each metrics.jsonl record
+};
+
+// The config of the run in `runDir` (from checkpoint.pt) with `overrides` applied. Only settings that
+// do not change what is computed may be overridden: data, max_minutes, threads, device, loader.*.
+TrainConfig configForResume(const std::filesystem::path& runDir, const std::vector<std::string>& overrides);
+// The one recipe for a run's config: `configFile` with the `--set` overrides, or, resuming, the run's
+// own config (configForResume). The data set then decides the rest (planTraining).
+TrainConfig runConfig(const std::filesystem::path& configFile, const std::filesystem::path& runDir, bool resume,
+                      const std::vector<std::string>& overrides);
+
+class Trainer {
+ public:
+  Trainer(TrainConfig config, TrainerOptions options, Reporter& reporter);
+  // Runs to the configured end or the time budget; throws Interrupted (after saving checkpoint.pt)
+  // on Ctrl-C or SIGTERM, InputError/DatasetError for bad config or data.
+  TrainResult run();
+
+ private:
+  TrainConfig config_;
+  TrainerOptions options_;
+  Reporter& reporter_;
+};
+
+}  // namespace medseg
