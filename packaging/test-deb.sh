@@ -38,7 +38,10 @@ root="$scratch/root"
 dpkg -x "$deb" "$root"
 expected=(usr/bin/medseg usr/lib/libmedseg_core.so usr/lib/libmedseg_nn.so
           usr/share/medseg/configs/tiny-test.yaml usr/share/medseg/configs/brats-synth-small.yaml
-          usr/share/medseg/benchmarks/compare_pytorch.py usr/share/medseg/slurm/medseg.sbatch.in)
+          usr/share/medseg/benchmarks/compare_pytorch.py usr/share/medseg/slurm/medseg.sbatch.in
+          usr/lib/medseg/plugins/unet3d/libunet3d.so usr/lib/medseg/plugins/unet3d/manifest.json
+          usr/lib/medseg/plugins/torchscript/libtorchscript.so usr/lib/medseg/plugins/region-growing/libregion-growing.so
+          usr/include/medseg/core/plugin/Plugin.h usr/lib/cmake/MedSeg/MedSegConfig.cmake usr/lib/cmake/MedSeg/MedSegPlugin.cmake)
 [ "$worker" = 1 ] && expected+=(usr/bin/medseg-worker)
 [ "$gui" = ON ] && expected+=(usr/bin/medseg-studio usr/share/applications/medseg-studio.desktop
                               usr/share/icons/hicolor/scalable/apps/medseg-studio.svg)
@@ -64,6 +67,13 @@ done
 version=$("${clean[@]}" "$root/usr/bin/medseg" --version 2>&1) || fail "medseg --version failed: $version"
 [[ "$version" == "medseg "[0-9]* ]] || fail "unexpected version output: $version"
 pass "medseg --version: $version"
+
+# The installed plugins are found beside the installed programs (lib/medseg/plugins), each loadable.
+plugins=$("${clean[@]}" "$root/usr/bin/medseg" plugins list --load 2>&1) || fail "medseg plugins list failed: $plugins"
+for id in unet3d torchscript region-growing; do
+  grep -Eq "^$id +[0-9.]+ +[a-z,]+ +loaded" <<<"$plugins" || fail "plugin $id is not loaded from the package: $plugins"
+done
+pass "plugins unet3d, torchscript and region-growing load from /usr/lib/medseg/plugins"
 
 if [ "$worker" = 1 ]; then
   help=$("${clean[@]}" "$root/usr/bin/medseg-worker" --help 2>&1) || fail "medseg-worker --help failed: $help"

@@ -178,7 +178,7 @@ void InferencePanel::finish(bool ok, const QString& message) {
   runButton_->setEnabled(true);
   stopButton_->setEnabled(false);
   status_->setText(ok ? tr("prediction shown as overlay; “Save mask…” keeps it") : tr("inference failed: %1").arg(message));
-  if (!ok && message != tr("stopped") && isVisible()) {
+  if (!ok && message != tr("stopped")) {
     // Window-modal and not blocking: the viewer keeps running while the message is read.
     auto* box = new QMessageBox(QMessageBox::Warning, tr("Inference failed"),
                                 tr("Plugin %1 could not segment the image:\n%2").arg(pluginId(), message), QMessageBox::Ok, this);

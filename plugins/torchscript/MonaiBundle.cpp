@@ -51,10 +51,12 @@ json resolved(const json& value, const json& config, const std::string& where, i
       return resolved(config[key], config, where, depth + 1);
     }
     if (!text.empty() && text[0] == '$') {
+      // A Python expression stays text: harmless where MedSeg ignores the value (SaveImaged's
+      // output_dir), and refused by the transform that needs a number or a list there.
       try {
         return json::parse(text.substr(1));
       } catch (const json::exception&) {
-        throw InputError(where + ": \"" + text + "\" is a Python expression; MedSeg runs no bundle Python, write the value itself");
+        return value;
       }
     }
     return value;

@@ -29,7 +29,8 @@ TEST(PluginsCommand, ListsTheThreePluginsWithVersionsAndKinds) {
   const auto json = test::runMedseg({"--json", "plugins", "list", "--load"});
   ASSERT_EQ(json.exitCode, 0) << json.output;
   std::map<std::string, nlohmann::json> byId;
-  for (const auto& p : resultOf(json)["plugins"]) byId[p["id"]] = p;
+  const nlohmann::json listed = resultOf(json);  // kept: the loop reads into it
+  for (const auto& p : listed["plugins"]) byId[p["id"].get<std::string>()] = p;
   ASSERT_EQ(byId.count("unet3d") + byId.count("torchscript") + byId.count("region-growing"), 3u) << json.output;
   for (const auto& [id, p] : byId) EXPECT_EQ(p["state"], "loaded") << id << ": " << p["reason"];
   EXPECT_EQ(byId["unet3d"]["kinds"], nlohmann::json({"train", "infer"}));
@@ -85,7 +86,8 @@ TEST(PluginsCommand, PluginCrashingDuringInferEndsOnlyItsProcess) {
   const auto list = test::runMedseg({"--json", "--plugin-path", MEDSEG_TEST_PLUGIN_DIR, "plugins", "list", "--load"});
   ASSERT_EQ(list.exitCode, 0) << list.output;
   int loaded = 0;
-  for (const auto& p : resultOf(list)["plugins"]) loaded += p["state"] == "loaded";
+  const nlohmann::json listed = resultOf(list);
+  for (const auto& p : listed["plugins"]) loaded += p["state"].get<std::string>() == "loaded";
   EXPECT_EQ(loaded, 4) << list.output;  // crash-test loads fine; it only crashes when it runs
 }
 
