@@ -79,6 +79,8 @@ TEST_F(DistributedInference, MasksMatchMedsegInferAndMetricsMatchMedsegEvaluate)
   const fs::path run = root / "infer";
   ASSERT_EQ(submitted.exitCode, 0) << submitted.output << readTextFile(run / "logs" / "launcher.err");
   EXPECT_EQ(RunDirectory::open(run).state(), RunState::Finished);
+  // The ranks segmented through the plugin road: the checkpoint chose unet3d.
+  EXPECT_EQ(json::parse(readTextFile(run / "metrics.json"))["plugin"], "unet3d");
 
   // One mask per case, each the bytes `medseg infer` writes for that case alone.
   const auto names = maskNames(run / "masks");

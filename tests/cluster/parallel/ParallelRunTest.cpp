@@ -41,6 +41,8 @@ TEST(DataParallel, TwoRanksEqualOneRankWithTheDoubleBatch) {
   const auto two = runWorker(2, {"--run-dir", (run.scratch / "two").string(), "--mode", "data", "--config", run.config.string(),
                                  "--data", run.data.string(), "--set", "batch_size=1", "--set", "dtype=float64", "--bucket-mb", "0.01"});
   ASSERT_EQ(two.exitCode, 0) << two.output;
+  // The ranks trained through the plugin road: the config names no plugin, so unet3d's allreduce strategy.
+  EXPECT_NE(two.output.find("\"plugin\": \"unet3d\""), std::string::npos) << two.output;
   const auto one = runWorker(1, {"--run-dir", (run.scratch / "one").string(), "--mode", "data", "--config", run.config.string(),
                                  "--data", run.data.string(), "--set", "batch_size=2", "--set", "dtype=float64"});
   ASSERT_EQ(one.exitCode, 0) << one.output;
@@ -91,6 +93,12 @@ TEST(ExperimentParallel, SearchCompletesRecordsFailuresAndResumes) {
   EXPECT_EQ(report["trials"].size(), 4u);
   EXPECT_GE(report["best_dice"].get<double>(), 0.0);
   EXPECT_EQ(report["best_params"]["norm"], "instance");
+  // Each one-rank trial ran `medseg train` in its worker's trial process, through the plugin road.
+  size_t throughPlugin = 0;
+  for (const auto& trial : fs::directory_iterator(runDir / "trials"))
+    if (fs::exists(trial.path() / "plugin.json"))
+      throughPlugin += json::parse(readTextFile(trial.path() / "plugin.json"))["plugin"] == "unet3d";
+  EXPECT_EQ(throughPlugin, 2u);  // the two trials that finished
   // Resume: the finished trials are skipped, only the failed ones run again.
   const auto second = runWorker(2, args);
   ASSERT_EQ(second.exitCode, 0) << second.output;
