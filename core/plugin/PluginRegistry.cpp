@@ -203,7 +203,7 @@ std::string PluginRegistry::inferencePluginFor(const fs::path& model) {
   for (const PluginEntry* e : usable(PluginKind::Infer)) {
     if (!e->manifest.capabilities.needsModel) continue;
     const std::string id = e->manifest.id;
-    asked += (asked.empty() ? "" : ", ") + id;
+    asked += (asked.empty() ? "" : ", ") + id + " (" + e->manifest.name + ")";
     try {
       if (inference(id).recognisesModel(model)) return id;
     } catch (const PluginError&) {

@@ -250,7 +250,7 @@ const std::vector<Row>& rows() {
          auto r = tinyDataset(d);
          writeFileAtomically(d / "model.pt", "weights? no, text");
          return infer(d, d / "model.pt", image1(r)); },
-       3, "neither a MedSeg checkpoint nor a TorchScript model"},
+       3, "no plugin recognises the model"},  // each model plugin (unet3d, torchscript) was asked
       {"InferWithATruncatedCheckpoint", [](const fs::path& d) {
          auto r = tinyDataset(d);
          const auto model = tinyModel(d);
