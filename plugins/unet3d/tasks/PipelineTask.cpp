@@ -1,7 +1,9 @@
 // The unet3d plugin's "pipeline" task (`medseg-worker --mode model`): the U-Net split into pipeline
 // stages over the ranks of the MPI job the host runs it in (plugins/unet3d/pipeline/ModelParallelRun.h);
 // every rank calls it with the same parameters. The host's communicator arrives in the run context.
+#if MEDSEG_HAVE_MPI
 #include "plugins/unet3d/pipeline/ModelParallelRun.h"
+#endif
 #include "plugins/unet3d/tasks/Tasks.h"
 #include "plugins/unet3d/train/TrainConfig.h"
 #include "core/util/Interrupt.h"
@@ -9,6 +11,10 @@
 namespace medseg::unet3d {
 
 nlohmann::json runPipelineTask(const nlohmann::json& p, plugin::RunContext& context) {
+#if !MEDSEG_HAVE_MPI
+  (void)p, (void)context;
+  throw InputError("this unet3d plugin was built without MPI: model parallelism needs an MPI job");
+#else
   const plugin::ParallelContext& parallel = context.parallel();
   if (!parallel.distributed())
     throw InputError("the pipeline task runs in an MPI job: start it with `mpirun medseg-worker --mode model`");
@@ -43,6 +49,7 @@ nlohmann::json runPipelineTask(const nlohmann::json& p, plugin::RunContext& cont
   nlohmann::json summary = cluster::runModelParallel(config, o, context.reporter());
   summary["task"] = o.task;
   return summary;
+#endif
 }
 
 }  // namespace medseg::unet3d

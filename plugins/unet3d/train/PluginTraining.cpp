@@ -2,7 +2,9 @@
 
 #include "core/dataset/Dataset.h"
 #include "core/util/Interrupt.h"
+#if MEDSEG_HAVE_MPI
 #include "plugins/unet3d/parallel/AllreduceStep.h"
+#endif
 #include "plugins/unet3d/train/Trainer.h"
 
 namespace medseg::unet3d {
@@ -59,6 +61,10 @@ TrainResult trainHere(const TrainConfig& config, const plugin::TrainingRequest& 
 }
 
 TrainResult trainOverRanks(const TrainConfig& config, const plugin::TrainingRequest& r, plugin::RunContext& context) {
+#if !MEDSEG_HAVE_MPI
+  (void)config, (void)r, (void)context;
+  throw InputError("this unet3d plugin was built without MPI: it trains in one process only");
+#else
   const plugin::ParallelContext& parallel = context.parallel();
   cluster::DataParallelOptions options;
   options.runDir = r.runDir;
@@ -69,6 +75,7 @@ TrainResult trainOverRanks(const TrainConfig& config, const plugin::TrainingRequ
   options.onValidation = r.onValidation;
   options.globalRankForLogs = parallel.globalRank;
   return cluster::trainDataParallel(config, options, context.reporter());
+#endif
 }
 
 }  // namespace
