@@ -12,15 +12,12 @@
 #include <vector>
 
 #include "core/io/ImageIO.h"
+#include "support/MissingComponent.h"
 #include "support/TestSupport.h"
 
 namespace medseg::test {
 
-inline bool haveProgram(const std::string& name) {
-  for (const char* dir : {"/usr/bin", "/usr/sbin", "/usr/local/bin"})
-    if (std::filesystem::exists(std::filesystem::path(dir) / name)) return true;
-  return false;
-}
+inline bool haveProgram(const std::string& name) { return !findOnPath(name).empty(); }
 
 // The tools a test series needs; empty when all are installed, else what is missing.
 inline std::string missingDicomTools() {

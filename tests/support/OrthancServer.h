@@ -16,12 +16,17 @@
 
 #include "core/util/AtomicFile.h"
 #include "support/Loopback.h"
+#include "support/MissingComponent.h"
 #include "support/SpawnedProcess.h"
 
 namespace medseg::test {
 
-inline const char* orthancBinary() { return "/usr/sbin/Orthanc"; }
-inline bool orthancAvailable() { return std::filesystem::exists(orthancBinary()); }
+// Debian's Orthanc (/usr/sbin/Orthanc) as PATH finds it; "Orthanc" when PATH has none.
+inline std::string orthancBinary() {
+  const std::string found = findOnPath("Orthanc");
+  return found.empty() ? "Orthanc" : found;
+}
+inline bool orthancAvailable() { return !findOnPath("Orthanc").empty(); }
 
 // Debian's orthanc-dicomweb plugin, or "" when it is not installed.
 inline std::string orthancDicomWebPlugin() {

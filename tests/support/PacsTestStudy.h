@@ -52,7 +52,7 @@ inline std::string seriesUidOf(const std::filesystem::path& folder) {
 // Why the PACS tests cannot run here ("" when they can): Orthanc, the DICOM tools and, for
 // DICOMweb, Orthanc's plugin.
 inline std::string pacsTestsSkipReason(bool dicomWeb) {
-  if (!orthancAvailable()) return std::string("Orthanc is not installed (") + orthancBinary() + "; Debian package orthanc)";
+  if (!orthancAvailable()) return "Orthanc is not on PATH (Debian package orthanc)";
   if (const std::string missing = missingDicomTools(); !missing.empty())
     return "DICOM tools missing: " + missing + " (Debian packages dcmtk, libgdcm-tools)";
   if (dicomWeb && orthancDicomWebPlugin().empty())

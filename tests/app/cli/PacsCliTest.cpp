@@ -24,6 +24,7 @@
 #include "support/CuttingProxy.h"
 #include "support/PacsTestStudy.h"
 #include "support/SharedSuite.h"
+#include "support/MissingComponent.h"
 
 namespace medseg {
 namespace {
@@ -71,7 +72,7 @@ class PacsCli : public ::testing::Test {
   static void TearDownTestSuite() { shared.reset(); }
   void SetUp() override {
     const bool ready = shared.prepareOnce(prepare);  // in the first test (tests/support/SharedSuite.h)
-    if (!shared->skip.empty()) GTEST_SKIP() << shared->skip;
+    if (!shared->skip.empty()) MEDSEG_MISSING_COMPONENT(shared->skip);
     ASSERT_TRUE(ready && shared->orthanc) << shared.failure();
   }
   std::string pacsUri(const std::string& uid) const { return "pacs://" + shared->orthanc->server() + "/" + uid; }

@@ -23,6 +23,7 @@
 #include "support/CuttingProxy.h"
 #include "support/PacsTestStudy.h"
 #include "support/SharedSuite.h"
+#include "support/MissingComponent.h"
 
 namespace medseg {
 namespace {
@@ -58,7 +59,7 @@ class PacsDicomWebCli : public ::testing::Test {
   static void TearDownTestSuite() { shared.reset(); }
   void SetUp() override {
     const bool ready = shared.prepareOnce(prepare);  // in the first test (tests/support/SharedSuite.h)
-    if (!shared->skip.empty()) GTEST_SKIP() << shared->skip;
+    if (!shared->skip.empty()) MEDSEG_MISSING_COMPONENT(shared->skip);
     ASSERT_TRUE(ready && shared->orthanc) << shared.failure();
   }
   static std::string web() { return shared->orthanc->dicomWebRoot(); }

@@ -15,6 +15,7 @@
 #include "core/util/AtomicFile.h"
 #include "support/PacsTestStudy.h"
 #include "support/SharedSuite.h"
+#include "support/MissingComponent.h"
 
 namespace medseg {
 namespace {
@@ -93,7 +94,7 @@ class PacsTlsCli : public ::testing::Test {
   static void TearDownTestSuite() { shared.reset(); }
   void SetUp() override {
     const bool ready = shared.prepareOnce(prepare);  // in the first test (tests/support/SharedSuite.h)
-    if (!shared->skip.empty()) GTEST_SKIP() << shared->skip;
+    if (!shared->skip.empty()) MEDSEG_MISSING_COMPONENT(shared->skip);
     ASSERT_TRUE(ready && shared->orthanc) << shared.failure();
   }
   static std::string config(const std::string& name) { return (shared->dir->path() / "pki" / (name + ".json")).string(); }

@@ -44,6 +44,7 @@
 #include "support/DicomTools.h"
 #include "support/OrthancServer.h"
 #include "support/TestSupport.h"
+#include "support/MissingComponent.h"
 
 using namespace medseg;
 using namespace medseg::studio;
@@ -126,9 +127,9 @@ class PacsStudioTest : public QObject {
  private Q_SLOTS:
   void initTestCase() {
     if (!test::orthancAvailable())
-      QSKIP(qPrintable(QString("Orthanc is not installed (%1; Debian package orthanc)").arg(test::orthancBinary())));
+      MEDSEG_QT_MISSING_COMPONENT("Orthanc is not on PATH (Debian package orthanc)");
     for (const char* tool : {"dcmodify", "dcmdump", "storescu"})
-      if (!test::haveProgram(tool)) QSKIP(qPrintable(QString("%1 is not installed (Debian package dcmtk)").arg(tool)));
+      if (!test::haveProgram(tool)) MEDSEG_QT_MISSING_COMPONENT(std::string(tool) + " is not installed (Debian package dcmtk)");
     QVERIFY2(QFileInfo(MEDSEG_BINARY).isExecutable(), MEDSEG_BINARY);
     scratch_ = std::make_unique<test::ScratchDir>("studio-pacs");
     const fs::path root = scratch_->path();

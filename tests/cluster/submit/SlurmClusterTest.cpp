@@ -13,6 +13,7 @@
 
 #include "cluster/parallel/MpiTestSupport.h"
 #include "cluster/submit/RunDirectory.h"
+#include "support/MissingComponent.h"
 
 namespace medseg::cluster {
 namespace {
@@ -21,11 +22,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using namespace test_support;
 
-bool installed(const std::string& program) {
-  for (const char* dir : {"/usr/sbin", "/usr/bin", "/sbin", "/bin"})
-    if (fs::exists(fs::path(dir) / program)) return true;
-  return false;
-}
+bool installed(const std::string& program) { return !medseg::test::findOnPath(program).empty(); }
 
 std::string shortHostName() {
   char name[256] = {};
@@ -132,8 +129,8 @@ RunState followWithMedsegRuns(const fs::path& runs, const fs::path& runDir, doub
 }
 
 TEST(SlurmCluster, SubmitRunsADataParallelJobAndCancelStopsOne) {
-  if (!installed("slurmctld") || !installed("munged")) GTEST_SKIP() << "slurm-wlm / munge not installed";
-  if (::geteuid() != 0) GTEST_SKIP() << "slurmd runs jobs as their users: this test needs root (as in CI)";
+  if (!installed("slurmctld") || !installed("munged")) MEDSEG_MISSING_COMPONENT("slurmctld / munged are not on PATH (Debian packages slurm-wlm, munge)");
+  if (::geteuid() != 0) MEDSEG_MISSING_COMPONENT("slurmd runs jobs as their users: this test needs root (as in CI)");
   TinyRun run;
   json config = tinyConfig();
   config["batch_size"] = 1;

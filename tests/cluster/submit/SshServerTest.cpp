@@ -25,6 +25,7 @@
 #include "support/Loopback.h"
 #include "support/ProcessTable.h"
 #include "plugins/unet3d/train/TrainingCheckpoint.h"
+#include "support/MissingComponent.h"
 
 namespace medseg::cluster {
 namespace {
@@ -34,7 +35,8 @@ using nlohmann::json;
 using namespace test_support;
 using Clock = std::chrono::steady_clock;
 
-const char* kSshd = "/usr/sbin/sshd";
+// Debian's sshd (/usr/sbin/sshd) as PATH finds it.
+const std::string kSshd = medseg::test::findOnPath("sshd");
 
 std::string currentUser() {
   const passwd* entry = ::getpwuid(::geteuid());
@@ -117,7 +119,7 @@ class LocalSshServer {
 
 // Why a real sshd cannot run here, or empty.
 std::string sshdUnavailable() {
-  if (!fs::exists(kSshd)) return "openssh-server is not installed (bash packaging/setup.sh installs it)";
+  if (kSshd.empty()) return "sshd is not on PATH (Debian package openssh-server)";
   // sshd refuses to start without its privilege separation folder (systemd makes it at boot).
   std::error_code ec;
   if (!fs::is_directory("/run/sshd", ec)) {
@@ -174,7 +176,7 @@ std::vector<medseg::test::ProcessEntry> processesWithArgument(const std::string&
 #define SKIP_WITHOUT_SSHD()                                                  \
   do {                                                                       \
     const std::string why = sshdUnavailable();                               \
-    if (!why.empty()) GTEST_SKIP() << why;                                   \
+    if (!why.empty()) MEDSEG_MISSING_COMPONENT(why);                         \
   } while (0)
 
 // The job ends while ssh is still returning (a wrapper around ssh holds the launch's answer until
@@ -318,7 +320,7 @@ TEST(SshServer, MissingWorkerOrHostfileOnTheLoginHostCreatesNoRunFolder) {
 // itself succeeds, and following the run ends in failed, pointing at logs/launcher.err.
 TEST(SshServer, MpirunRefusingToStartFailsTheRunWithItsLog) {
   SKIP_WITHOUT_SSHD();
-  if (::geteuid() != 0) GTEST_SKIP() << "mpirun refuses only root";
+  if (::geteuid() != 0) MEDSEG_MISSING_COMPONENT("mpirun refuses only root: this test needs root (as in CI)");
   SshRun run;
   const auto submitted = medseg::test::runMedseg(run.submit("as-root", "medseg-nosetenv"));
   ASSERT_EQ(submitted.exitCode, 0) << submitted.output;

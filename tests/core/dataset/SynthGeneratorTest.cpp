@@ -12,6 +12,7 @@
 #include "core/io/ImageIO.h"
 #include "core/util/Interrupt.h"
 #include "support/TestSupport.h"
+#include "support/MissingComponent.h"
 
 namespace medseg {
 namespace {
@@ -95,7 +96,7 @@ TEST(SynthRandom, DeterministicAndRoughlyUniformAndNormal) {
 }
 
 TEST(SynthAnatomy, TemplateTissueClassesAreOrderedAndPlausible) {
-  if (!templatePresent()) GTEST_SKIP() << "Colin27 template not installed in " << test::templateDir();
+  if (!templatePresent()) MEDSEG_MISSING_COMPONENT("the Colin27 template is not in " + test::templateDir().string() + " (Debian package mricron-data)");
   const auto anatomy = synth::loadSynthAnatomy(test::templateDir(), false);
   ASSERT_TRUE(anatomy->fromTemplate);
   EXPECT_EQ(anatomy->t1.size, (Size3{181, 217, 181}));

@@ -12,6 +12,7 @@
 #include "core/io/ImageIO.h"
 #include "support/DicomTools.h"
 #include "support/TestSupport.h"
+#include "support/MissingComponent.h"
 
 namespace medseg {
 namespace {
@@ -108,7 +109,7 @@ void placeSlices(const fs::path& folder, const std::function<std::array<double, 
 }
 
 TEST(DicomSeriesScan, ObliqueSeriesMadeWithDcmodifyKeepsItsGeometry) {
-  if (!test::haveProgram("dcmodify")) GTEST_SKIP() << "dcmodify is not installed (Debian package dcmtk)";
+  if (!test::haveProgram("dcmodify")) MEDSEG_MISSING_COMPONENT("dcmodify is not installed (Debian package dcmtk)");
   test::ScratchDir dir("scan-oblique");
   writeDicomSeries(indexed(), dir / "oblique");
   // Rows along x, columns turned 30 degrees about x: the normal is (0, -sin, cos); slices 2 mm apart on it.
@@ -128,7 +129,7 @@ TEST(DicomSeriesScan, ObliqueSeriesMadeWithDcmodifyKeepsItsGeometry) {
 }
 
 TEST(DicomSeriesScan, GantryTiltedStackKeepsEveryVoxelAtItsWorldPosition) {
-  if (!test::haveProgram("dcmodify")) GTEST_SKIP() << "dcmodify is not installed (Debian package dcmtk)";
+  if (!test::haveProgram("dcmodify")) MEDSEG_MISSING_COMPONENT("dcmodify is not installed (Debian package dcmtk)");
   test::ScratchDir dir("scan-tilt");
   writeDicomSeries(indexed(), dir / "tilted");
   // A 15 degree tilt: each slice 2 mm along the normal and 2 tan(15) mm along y (the columns).
@@ -162,7 +163,7 @@ TEST(DicomSeriesScan, GantryTiltedStackKeepsEveryVoxelAtItsWorldPosition) {
 }
 
 TEST(DicomSeriesScan, SlicesOffTheLineThroughTheStackAreNamed) {
-  if (!test::haveProgram("dcmodify")) GTEST_SKIP() << "dcmodify is not installed (Debian package dcmtk)";
+  if (!test::haveProgram("dcmodify")) MEDSEG_MISSING_COMPONENT("dcmodify is not installed (Debian package dcmtk)");
   test::ScratchDir dir("scan-off-line");
   writeDicomSeries(indexed(), dir / "bent");
   placeSlices(dir / "bent", [](int z) { return std::array<double, 3>{z == 3 ? 1.5 : 0.0, 0.0, 2.0 * z}; });
@@ -173,7 +174,7 @@ TEST(DicomSeriesScan, SlicesOffTheLineThroughTheStackAreNamed) {
 }
 
 TEST(DicomSeriesScan, CompressedTransferSyntaxesReadBackVoxelForVoxel) {
-  if (const std::string missing = test::missingDicomTools(); !missing.empty()) GTEST_SKIP() << "missing: " << missing;
+  if (const std::string missing = test::missingDicomTools(); !missing.empty()) MEDSEG_MISSING_COMPONENT("missing: " + missing);
   test::ScratchDir dir("scan-codecs");
   writeDicomSeries(ramp(), dir / "plain");
   const ImageVolume plain = readImage(dir / "plain");

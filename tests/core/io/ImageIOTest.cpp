@@ -7,6 +7,7 @@
 
 #include "support/TestSupport.h"
 #include "tests/core/io/IoTestImages.h"
+#include "support/MissingComponent.h"
 
 namespace medseg {
 namespace {
@@ -125,7 +126,7 @@ TEST(ImageIO, DicomSeriesRoundTripKeepsGeometryAndInt16Values) {
 
 TEST(ImageIO, ReadsRealAnatomyColin27) {
   const fs::path file = test::templateDir() / "ch2.nii.gz";
-  if (!fs::exists(file)) GTEST_SKIP() << "mricron-data templates not installed";
+  if (!fs::exists(file)) MEDSEG_MISSING_COMPONENT(file.string() + " is missing (Debian package mricron-data)");
   const ImageHeader header = readImageHeader(file);
   EXPECT_EQ(header.size, (Size3{181, 217, 181}));
   EXPECT_EQ(header.channels, 1);

@@ -18,6 +18,7 @@
 #include "support/TestSupport.h"
 #include "support/TinyData.h"
 #include "support/TinyModels.h"
+#include "support/MissingComponent.h"
 
 namespace medseg {
 namespace {
@@ -152,7 +153,7 @@ print("classes", ",".join(json.loads(extra["medseg_description.json"])["class_na
 TEST(TorchScriptExport, PythonTorchJitLoadGivesTheSameLogits) {
   const std::string python = debianPython();
   const auto probe = test::runProgram({python, "-c", "import torch"});
-  if (probe.exitCode != 0) GTEST_SKIP() << python << " cannot import torch (install python3-torch): " << probe.output;
+  if (probe.exitCode != 0) MEDSEG_MISSING_COMPONENT(std::string(python) + " cannot import torch (Debian package python3-torch): " + probe.output);
 
   test::ScratchDir dir("torchscript-export-python");
   const auto description = test::tinyRegionsDescription();
