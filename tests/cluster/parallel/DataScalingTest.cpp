@@ -4,9 +4,11 @@
 // machine appear as predictions only.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "cluster/parallel/MpiTestSupport.h"
+#include "cluster/scaling/PerformanceModel.h"
 #include "support/TestSupport.h"
 
 namespace medseg::cluster {
@@ -51,10 +53,24 @@ TEST(DataScaling, TheLinkIsMeasuredHereAndTheRestIsLabelledAssumed) {
   ASSERT_EQ(report["rows"].size(), 4u);  // measured 1, 2; predicted 8, 32
   EXPECT_EQ(report["rows"][1]["kind"], "measured");
   EXPECT_GT(report["rows"][1]["measured_speedup"].get<double>(), 0.0);
+  // Sizes beyond this machine are the model's alone, computed from the inputs the report records:
+  // the compute measured on one rank, the gradient bytes and the assumed NVLink / InfiniBand links.
+  const json& model = report["model"];
+  DataParallelModel recorded;
+  recorded.computeSecondsPerStep = model["compute_seconds_per_step"].get<double>();
+  recorded.modelBytes = model["gradient_bytes"].get<double>();
+  recorded.overlap = model["overlap"].get<double>();
+  recorded.intraNode = {model["intra_node"]["alpha_us"].get<double>() * 1e-6, model["intra_node"]["gb_per_s"].get<double>() * 1e9};
+  recorded.interNode = {model["inter_node"]["alpha_us"].get<double>() * 1e-6, model["inter_node"]["gb_per_s"].get<double>() * 1e9};
+  const int gpusPerNode = model["gpus_per_node_predicted"].get<int>();
   for (size_t i : {2u, 3u}) {
-    EXPECT_EQ(report["rows"][i]["kind"], "predicted");
-    EXPECT_FALSE(report["rows"][i].contains("seconds"));
-    EXPECT_GT(report["rows"][i]["predicted_speedup"].get<double>(), 1.0);
+    const json& row = report["rows"][i];
+    EXPECT_EQ(row["kind"], "predicted");
+    EXPECT_FALSE(row.contains("seconds"));
+    const int ranks = row["workers"].get<int>();
+    const auto expected = predictDataParallel(recorded, (ranks + gpusPerNode - 1) / gpusPerNode, std::min(ranks, gpusPerNode));
+    EXPECT_NEAR(row["predicted_speedup"].get<double>(), expected.speedup, 1e-9 * expected.speedup) << ranks << " ranks";
+    EXPECT_LT(row["predicted_speedup"].get<double>(), ranks) << "communication costs something";
   }
   const std::string csv = readTextFile(out / "scaling.csv");
   EXPECT_NE(csv.find(",predicted\n"), std::string::npos);
