@@ -35,25 +35,51 @@ std::vector<double> SeedStudyInputs::trialWorkSeconds() const {
   return work;
 }
 
+const std::vector<SeedAssumption>& seedStudyAssumptions() {
+  static const std::vector<SeedAssumption> assumptions{
+      {"seed.validation_share", "",
+       "held-out share of the 484 cases; 0.2 is the usual 80/20 split (one fold of nnU-Net's 5-fold cross-validation); "
+       "the paper's split is not restated",
+       [](const SeedStudyInputs& s) { return s.validationShare; }, [](SeedStudyInputs& s, double v) { s.validationShare = v; }},
+      {"seed.epochs", "",
+       "a fixed budget, the same for every trial; the speed-up depends on it only through the share of start-up and reads",
+       [](const SeedStudyInputs& s) { return double(s.epochs); },
+       [](SeedStudyInputs& s, double v) { s.epochs = std::max(1, int(std::lround(v))); }},
+      {"seed.step_seconds_batch_norm", "s",
+       "one training step of batch 2 on a V100 for the 0.4 M-parameter 3-D U-Net; an estimate, not a measurement: it sets "
+       "the work that start-up and reads are weighed against",
+       [](const SeedStudyInputs& s) { return s.stepSecondsBatchNorm; },
+       [](SeedStudyInputs& s, double v) { s.stepSecondsBatchNorm = v; }},
+      {"seed.group_norm_step_factor", "",
+       "TF Addons GroupNormalization (reshape + moments, unfused) against cuDNN's fused BatchNorm: the grid's only "
+       "spread of trial durations (varied as its excess over 1)",
+       [](const SeedStudyInputs& s) { return s.groupNormStepFactor; },
+       [](SeedStudyInputs& s, double v) { s.groupNormStepFactor = v; }, true},
+      {"seed.startup_seconds", "s",
+       "a new Ray actor process per trial: Python and TensorFlow imported from the parallel file system, CUDA and cuDNN "
+       "initialised; an estimate",
+       [](const SeedStudyInputs& s) { return s.startupSeconds; }, [](SeedStudyInputs& s, double v) { s.startupSeconds = v; }},
+      {"seed.node_read_bytes_per_second", "B/s",
+       "one GPFS client per node shared by its 4 trials; a single client's streaming read is of the order of 1-3 GB/s",
+       [](const SeedStudyInputs& s) { return s.nodeReadBytesPerSecond; },
+       [](SeedStudyInputs& s, double v) { s.nodeReadBytesPerSecond = v; }}};
+  return assumptions;
+}
+
 std::vector<ModelInput> SeedStudyInputs::inputs() const {
-  const std::string assumed = "assumed (stated estimate, not from the paper): ";
-  return {{"seed.gpus", static_cast<double>(gpus()), "", std::string(kPaper) + ": 8 nodes x 4 V100, one trial per GPU", false, true},
-          {"seed.trials", 32, "", "SearchSpace preset seed-study-32 (lr x norm x beta2 x amsgrad), the paper's grid", false, true},
-          {"seed.cases", static_cast<double>(cases), "", "MSD Task01 BrainTumour labelled cases", false, true},
-          {"seed.bytes_per_case", bytesPerCase, "B", "4 modalities + label, 240x240x155 float32 (README: about 175 MB)", false, true},
-          {"seed.steps_per_epoch", static_cast<double>(stepsPerEpoch()), "",
-           assumed + "80/20 split, batch 2 per GPU (paper)", false},
-          {"seed.epochs", static_cast<double>(epochs), "", assumed + "fixed budget, the same for every trial", false},
-          {"seed.step_seconds_batch_norm", stepSecondsBatchNorm, "s", assumed + "V100, batch 2, 0.4 M-parameter 3-D U-Net", false},
-          {"seed.group_norm_step_factor", groupNormStepFactor, "",
-           assumed + "unfused TF Addons GroupNormalization vs fused cuDNN BatchNorm", false},
-          {"seed.startup_seconds", startupSeconds, "s", assumed + "Ray actor process + Python/TF import + CUDA init", false},
-          {"seed.node_read_bytes_per_second", nodeReadBytesPerSecond, "B/s",
-           assumed + "one GPFS client per node, shared by the node's 4 trials", false},
-          {"seed.reads_per_trial", rereadEveryEpoch ? static_cast<double>(epochs) : 1.0, "",
-           "README: the seed re-read the float32 cases from the shared file system every epoch", false, true},
-          {"seed.measured_speedup_low", measuredSpeedupLow, "", std::string(kPaper) + ": x12 to x14 on 32 GPUs", false, true},
-          {"seed.measured_speedup_high", measuredSpeedupHigh, "", std::string(kPaper) + ": x12 to x14 on 32 GPUs", false, true}};
+  std::vector<ModelInput> list{
+      {"seed.gpus", static_cast<double>(gpus()), "", std::string(kPaper) + ": 8 nodes x 4 V100, one trial per GPU", false, true},
+      {"seed.trials", 32, "", "SearchSpace preset seed-study-32 (lr x norm x beta2 x amsgrad), the paper's grid", false, true},
+      {"seed.cases", static_cast<double>(cases), "", "MSD Task01 BrainTumour labelled cases", false, true},
+      {"seed.bytes_per_case", bytesPerCase, "B", "4 modalities + label, 240x240x155 float32 (README: about 175 MB)", false, true},
+      {"seed.batch_per_gpu", static_cast<double>(batchPerGpu), "", std::string(kPaper) + ": batch 2 per GPU", false, true}};
+  for (const SeedAssumption& a : seedStudyAssumptions())
+    list.push_back({a.name, a.get(*this), a.unit, "assumed (stated estimate, not from the paper): " + a.reason, false});
+  list.push_back({"seed.reads_per_trial", rereadEveryEpoch ? static_cast<double>(epochs) : 1.0, "",
+                  "README: the seed re-read the float32 cases from the shared file system every epoch", false, true});
+  list.push_back({"seed.measured_speedup_low", measuredSpeedupLow, "", std::string(kPaper) + ": x12 to x14 on 32 GPUs", false, true});
+  list.push_back({"seed.measured_speedup_high", measuredSpeedupHigh, "", std::string(kPaper) + ": x12 to x14 on 32 GPUs", false, true});
+  return list;
 }
 
 std::vector<ModelInput> MedsegOverheads::inputs() const {

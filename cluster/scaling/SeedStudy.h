@@ -25,7 +25,9 @@
 
 namespace medseg::cluster {
 
-// Every number with its source; "assumed" ones are stated estimates, not taken from the paper.
+// Every number with its source; "assumed" ones are stated estimates, not taken from the paper: their
+// reasons are in seedStudyAssumptions() and SeedStudySensitivity.h shows how far each one moves the
+// prediction.
 struct SeedStudyInputs {
   // Hardware (paper): 8 nodes x 4 V100, one trial per GPU.
   int nodes = 8;
@@ -56,6 +58,20 @@ struct SeedStudyInputs {
   std::vector<double> trialWorkSeconds() const;
   std::vector<ModelInput> inputs() const;
 };
+
+// One assumed constant of SeedStudyInputs: named once, with its unit, the reason for its value and
+// how to read and set it, so that the model's inputs and the sensitivity table cannot disagree.
+struct SeedAssumption {
+  std::string name;    // "seed.startup_seconds"
+  std::string unit;
+  std::string reason;  // why this value: the estimate's basis, in words a reader can check
+  double (*get)(const SeedStudyInputs&);
+  void (*set)(SeedStudyInputs&, double);
+  // How "halved" and "doubled" apply: to the value itself, or to its excess over 1 for a ratio that
+  // cannot go below 1 (a slow-down factor).
+  bool variesExcessOverOne = false;
+};
+const std::vector<SeedAssumption>& seedStudyAssumptions();
 
 // MedSeg's per-trial overheads: start-up of a warm worker's trial (journal) and the preprocessed
 // cache read once per trial through the same node file-system client as the seed's reads.
