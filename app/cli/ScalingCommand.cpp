@@ -6,21 +6,27 @@
 // timings, trial start-up and data load from the journal) and predicts sizes beyond this machine
 // (--predict-workers) with the link constants it has to assume, each input labelled with its source.
 // Every report also carries the seed-study reference curves (cluster/scaling/SeedStudy.h).
+#include <algorithm>
+#include <functional>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <sstream>
 
 #include "app/cli/CommandRegistry.h"
 #include "cluster/scaling/AllreduceFit.h"
+#include "cluster/scaling/MachineCeiling.h"
 #include "cluster/scaling/PerformanceModel.h"
 #include "cluster/scaling/SeedStudy.h"
 #include "cluster/scaling/ScalingReport.h"
 #include "cluster/search/ResultsJournal.h"
+#include "cluster/search/SearchSpace.h"
 #include "cluster/submit/LocalBackend.h"
 #include "cluster/submit/ResultFiles.h"
 #include "cluster/submit/ShellQuote.h"
 #include "core/util/AtomicFile.h"
+#include "core/util/ConfigDocument.h"
 #include "core/util/Interrupt.h"
 
 namespace medseg::cli {
@@ -42,6 +48,7 @@ struct ScalingOptions {
   int gpusPerNode = 4;                             // how predicted sizes are spread over nodes
   bool intraGiven = false, interGiven = false;     // link constants from the command line
   double timeoutMinutes = 30.0;
+  int repeats = 1;                                 // runs per size; the median run is the measurement
 };
 
 // The link inputs: the defaults with their data-sheet sources, or the command line's values.
@@ -113,6 +120,22 @@ nlohmann::json runOnce(const ScalingOptions& o, RunMode mode, int ranks, const f
   return readResultJson(folder, "metrics.json");
 }
 
+// One size measured `repeats` times (folders NAME, NAME.2, NAME.3, ...): on a machine whose speed
+// drifts one run is one sample, and the run whose `key` (in its metrics.json) is the median is the
+// size's measurement, with its journal, link probe and figures together. `check` vets each run.
+fs::path medianRun(const ScalingOptions& o, RunMode mode, int ranks, const fs::path& first, const std::string& key,
+                   Reporter& reporter, const std::function<void(const fs::path&)>& check = {}) {
+  std::vector<std::pair<double, fs::path>> runs;
+  for (int r = 1; r <= o.repeats; ++r) {
+    const fs::path folder = r == 1 ? first : fs::path(first.string() + "." + std::to_string(r));
+    const auto metrics = runOnce(o, mode, ranks, folder, reporter);
+    if (check) check(folder);
+    runs.emplace_back(metrics.at(key).get<double>(), folder);
+  }
+  std::sort(runs.begin(), runs.end());
+  return runs[(runs.size() - 1) / 2].second;
+}
+
 // Where the trials of one search spent their time, from its journal: the start-up and data-load
 // overhead next to the trials' own work, split by cold (new process) and warm trials.
 std::string fixed(double value, int decimals) {
@@ -163,6 +186,86 @@ TrialTimes trialTimes(const ResultsJournal& journal) {
   return t;
 }
 
+// This program (the one `medseg` binary), for the ceiling's copies of the work.
+std::string thisProgram() { return fs::read_symlink("/proc/self/exe").string(); }
+
+// The training config as the study's runs read it (overrides applied); experiment mode: the config of
+// the search's first trial, which is what one worker does at a time.
+nlohmann::json ceilingConfig(const ScalingOptions& o, RunMode mode) {
+  nlohmann::json document = readConfigDocument(o.config);
+  for (const auto& assignment : o.overrides) applyOverride(document, assignment);
+  if (mode == RunMode::Experiment) {
+    const SearchSpace space = SearchSpace::fromJson(document.at("search"));
+    const auto trials = space.trials();
+    if (trials.empty()) throw InputError("--config " + o.config + ": the search has no trials");
+    return trialConfig(document, trials.front(), space);
+  }
+  document.erase("search");
+  return document;
+}
+
+// One copy of the work for the machine's ceiling: `medseg train` of that config, timed by its own
+// result ("seconds": the run after the process started).
+CeilingWork trainingWork(const ScalingOptions& o, RunMode mode) {
+  const nlohmann::json document = ceilingConfig(o, mode);
+  const std::string program = thisProgram(), data = o.data;
+  CeilingWork work;
+  work.description = mode == RunMode::Experiment ? "medseg train of the search's first trial" : "medseg train of the config, one rank";
+  work.command = [document, program, data](const fs::path& folder) {
+    writeFileAtomically(folder / "config.json", document.dump(2));
+    std::vector<std::string> argv{program, "--json", "train", "--config", (folder / "config.json").string(), "--out",
+                                  (folder / "run").string()};
+    if (!data.empty()) argv.insert(argv.end(), {"--data", data});
+    return argv;
+  };
+  work.seconds = [](const fs::path& folder) {
+    std::istringstream lines(readTextFile(folder / "stdout.jsonl"));
+    for (std::string line; std::getline(lines, line);) {
+      if (line.empty() || line.front() != '{') continue;
+      const auto event = nlohmann::json::parse(line, nullptr, false);
+      if (!event.is_discarded() && event.value("event", "") == "result") return event.at("seconds").get<double>();
+    }
+    throw std::runtime_error("machine ceiling: no result in " + (folder / "stdout.jsonl").string());
+  };
+  return work;
+}
+
+// This machine's ceiling for `workers` copies of one run's work at once, recorded in the report.
+MachineCeiling measureCeiling(const ScalingOptions& o, RunMode mode, int workers, const fs::path& out, ScalingReport& report,
+                              Reporter& reporter) {
+  if (!reporter.json()) reporter.log("machine ceiling for " + std::to_string(workers) + " copies at once ...");
+  const MachineCeiling ceiling =
+      measureMachineCeiling(trainingWork(o, mode), workers, out / ("ceiling-" + toString(mode) + "-" + std::to_string(workers)));
+  nlohmann::json record = ceiling.toJson();
+  record["mode"] = toString(mode);
+  report.ceilings.push_back(record);
+  reporter.emit({{"event", "log"}, {"message", "ceiling " + toString(mode) + " x " + std::to_string(workers) + ": " + record.dump()}});
+  return ceiling;
+}
+
+// A size measures nothing when its trials failed: its makespan would time failures. The study stops
+// there, naming the trials' errors, and reports no row from it.
+void requireFinishedTrials(const ResultsJournal& journal, int workers) {
+  const auto latest = journal.latestByKey();
+  std::map<std::string, std::vector<std::string>> trialsByError;
+  for (const auto& [key, record] : latest)
+    if (record.status == "failed") trialsByError[record.error.empty() ? "no error recorded" : record.error].push_back(record.trial);
+  if (trialsByError.empty() && !latest.empty()) return;
+  if (latest.empty())
+    throw std::runtime_error("experiment x " + std::to_string(workers) + ": the search recorded no trial in " +
+                             journal.file().string());
+  size_t failed = 0;
+  std::string reasons;
+  for (const auto& [error, trials] : trialsByError) {
+    failed += trials.size();
+    reasons += "\n  " + std::to_string(trials.size()) + " trial(s) (" + trials.front() + (trials.size() > 1 ? ", ..." : "") +
+               "): " + error;
+  }
+  throw std::runtime_error("experiment x " + std::to_string(workers) + ": " + std::to_string(failed) + " of " +
+                           std::to_string(latest.size()) + " trials failed, so this size measured nothing (" +
+                           journal.file().string() + "):" + reasons);
+}
+
 int runScaling(const ScalingOptions& o, CliContext& context) {
   auto& reporter = context.reporter();
   if (o.config.empty() || !fs::is_regular_file(o.config)) throw InputError("--config " + o.config + " is not a readable file");
@@ -191,21 +294,22 @@ int runScaling(const ScalingOptions& o, CliContext& context) {
     model.intraNode = intra.cost;
     model.interNode = inter.cost;
     report.inputs.push_back({"overlap", o.overlap, "", "assumed: share of communication hidden behind backward (--overlap)", false});
+    std::map<int, fs::path> measured;  // ranks -> the median run's folder
     for (int ranks : sizes)
-      runOnce(absolute, RunMode::Data, ranks, out / ("data-" + std::to_string(ranks)), reporter);
+      measured[ranks] = medianRun(absolute, RunMode::Data, ranks, out / ("data-" + std::to_string(ranks)), "step_seconds", reporter);
     // This machine's ranks talk over the link measured here (when 2 or more ranks ran); sizes beyond
     // it over the assumed NVLink / InfiniBand.
     DataParallelModel here = model;
     nlohmann::json probe;
     if (sizes.back() > 1) {
-      if (const auto link = measuredLink(out / ("data-" + std::to_string(sizes.back())), probe)) {
+      if (const auto link = measuredLink(measured[sizes.back()], probe)) {
         here.intraNode = link->cost;
         for (auto& input : link->inputs()) report.inputs.push_back(input);
       }
       if (!probe.is_null()) report.model["this_machine_link"] = probe;  // the fit, or why there is none
     }
     for (int ranks : sizes) {
-      const auto metrics = readResultJson(out / ("data-" + std::to_string(ranks)), "metrics.json");
+      const auto metrics = readResultJson(measured[ranks], "metrics.json");
       ScalingRow row;
       row.mode = "data";
       row.workers = ranks;
@@ -223,8 +327,13 @@ int runScaling(const ScalingOptions& o, CliContext& context) {
                                  "measured: compute time per step of the " + std::to_string(ranks) + "-rank run here", true});
         report.inputs.push_back({"data.gradient_bytes", model.modelBytes, "B", "measured: 4 x the model's parameters", true});
       }
+      DataParallelModel atThisSize = here;
+      if (ranks > 1) {  // the ranks share this machine: its ceiling for that many at once
+        row.ceilingEfficiency = measureCeiling(absolute, RunMode::Data, ranks, out, report, reporter).efficiency();
+        atThisSize.computeSlowdownAtOnce = 1.0 / row.ceilingEfficiency;
+      }
       const int nodes = std::max(1, std::min(o.nodes, ranks));
-      const auto prediction = predictDataParallel(here, nodes, (ranks + nodes - 1) / nodes);
+      const auto prediction = predictDataParallel(atThisSize, nodes, (ranks + nodes - 1) / nodes);
       row.predictedSpeedup = prediction.speedup;
       row.predictedEfficiency = prediction.efficiency;
       report.rows.push_back(row);
@@ -245,9 +354,15 @@ int runScaling(const ScalingOptions& o, CliContext& context) {
   if (o.mode == "experiment" || o.mode == "both") {
     ExperimentParallelModel model;
     for (int workers : sizes) {
-      const fs::path folder = out / ("experiment-" + std::to_string(workers));
       // One coordinator rank plus `workers` trial workers.
-      const auto metrics = runOnce(absolute, RunMode::Experiment, workers + 1, folder, reporter);
+      const fs::path folder =
+          medianRun(absolute, RunMode::Experiment, workers + 1, out / ("experiment-" + std::to_string(workers)), "seconds",
+                    reporter, [workers](const fs::path& run) {
+                      ResultsJournal journal(run / "results.jsonl");
+                      journal.load();
+                      requireFinishedTrials(journal, workers);
+                    });
+      const auto metrics = readResultJson(folder, "metrics.json");
       ScalingRow row;
       row.mode = "experiment";
       row.workers = workers;
@@ -266,23 +381,32 @@ int runScaling(const ScalingOptions& o, CliContext& context) {
         for (const auto& record : journal.records())
           model.trialSeconds.push_back(record.trainingSeconds + record.validationSeconds);
         model.startupSeconds = times.warmStartupSeconds();
+        model.workerStartSeconds = std::max(0.0, times.meanColdStartupSeconds() - model.startupSeconds);
         model.dataLoadSeconds = times.meanDataLoadSeconds();
         report.model["trial_seconds"] = model.trialSeconds;
         report.model["startup_seconds"] = model.startupSeconds;
+        report.model["worker_start_seconds"] = model.workerStartSeconds;
         report.model["data_load_seconds"] = model.dataLoadSeconds;
         const std::string journalName = (folder / "results.jsonl").string();
         report.inputs.push_back({"experiment.startup_seconds", model.startupSeconds, "s",
                                  "measured: mean warm trial start-up in " + journalName, true});
         report.inputs.push_back({"experiment.data_load_seconds", model.dataLoadSeconds, "s",
                                  "measured: mean trial data load in " + journalName, true});
+        report.inputs.push_back({"experiment.worker_start_seconds", model.workerStartSeconds, "s",
+                                 "measured: a cold trial's start-up beyond a warm one's, once per worker, in " + journalName, true});
         // The seed-grid reference with MedSeg's overheads uses the start-up measured now.
         medsegOverheads.startupSeconds = model.startupSeconds;
         medsegOverheads.startupSource = "measured: mean warm trial start-up in " + journalName;
         medsegOverheads.dataLoadShare = times.overheadShare();
         medsegOverheads.dataLoadShareSource = "measured: (start-up + data load) / trial time in " + journalName;
       }
+      ExperimentParallelModel atThisSize = model;
+      if (workers > 1) {  // the workers share this machine: its ceiling for that many trials at once
+        row.ceilingEfficiency = measureCeiling(absolute, RunMode::Experiment, workers, out, report, reporter).efficiency();
+        atThisSize.slowdownAtOnce = 1.0 / row.ceilingEfficiency;
+      }
       const auto base = predictExperimentParallel(model, sizes.front());
-      const auto prediction = predictExperimentParallel(model, workers);
+      const auto prediction = predictExperimentParallel(atThisSize, workers);
       row.predictedSpeedup = base.makespanSeconds / prediction.makespanSeconds;
       row.predictedEfficiency = row.predictedSpeedup * sizes.front() / workers;
       report.rows.push_back(row);
@@ -299,6 +423,7 @@ int runScaling(const ScalingOptions& o, CliContext& context) {
     }
   }
   report.references = seedStudyReferences(SeedStudyInputs{}, medsegOverheads);
+  report.seedSensitivity = seedStudySensitivity(SeedStudyInputs{});
   for (auto& input : report.references.back().inputs) report.inputs.push_back(input);
   report.computeMeasuredSpeedups();
   report.write(out);
@@ -325,6 +450,9 @@ void addScaling(CLI::App& parent, CliContext& context) {
   cmd->add_option("--data", o->data, "Data-set folder");
   cmd->add_option("--out", o->out, "Output folder (one sub-folder per run + scaling.csv/json/svg)")->required();
   cmd->add_option("--set", o->overrides, "Config override key=value for every run (repeatable)");
+  cmd->add_option("--repeats", o->repeats, "Runs per size; the run with the median time is the size's measurement")
+      ->check(CLI::Range(1, 20))
+      ->capture_default_str();
   cmd->add_option("--worker", o->worker, "medseg-worker program (default: beside medseg)");
   cmd->add_option("--mpirun", o->mpirun, "mpirun program")->capture_default_str();
   cmd->add_option("--overlap", o->overlap, "Model: share of communication hidden behind backward (0..1)")->capture_default_str();

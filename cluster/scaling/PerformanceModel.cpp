@@ -42,11 +42,13 @@ DataParallelPrediction predictDataParallel(const DataParallelModel& model, int n
   if (nodes < 1 || gpusPerNode < 1) throw InputError("performance model: nodes and GPUs per node must be at least 1");
   if (model.computeSecondsPerStep <= 0) throw InputError("performance model: compute time per step must be positive");
   if (model.overlap < 0 || model.overlap > 1) throw InputError("performance model: overlap must lie in [0, 1]");
+  if (model.computeSlowdownAtOnce <= 0) throw InputError("performance model: the compute slow-down at once must be positive");
   auto step = [&](int n, int g, double* comm, double* exposed) {
+    const double compute = model.computeSecondsPerStep * (n * g > 1 ? model.computeSlowdownAtOnce : 1.0);
     *comm = hierarchicalAllreduceSeconds(n, g, model.modelBytes, model.intraNode, model.interNode);
-    const double hidden = std::min(model.overlap * *comm, model.backwardShare * model.computeSecondsPerStep);
+    const double hidden = std::min(model.overlap * *comm, model.backwardShare * compute);
     *exposed = *comm - hidden;
-    return model.computeSecondsPerStep + *exposed;
+    return compute + *exposed;
   };
   DataParallelPrediction prediction;
   prediction.nodes = nodes;
@@ -96,13 +98,16 @@ ExperimentParallelPrediction predictExperimentParallel(const ExperimentParallelM
   const int concurrentReaders = std::min<int>(workers, static_cast<int>(model.trialSeconds.size()) * g);
   const double readAlone = model.sharedRead.secondsPerTrial(1);
   const double readShared = model.sharedRead.secondsPerTrial(concurrentReaders);
+  if (model.slowdownAtOnce <= 0) throw InputError("performance model: the slow-down at once must be positive");
+  const double atOnce = workers > 1 ? model.slowdownAtOnce : 1.0;
   std::vector<double> serial, grouped;
   for (double seconds : model.trialSeconds) {
     serial.push_back(model.startupSeconds + model.dataLoadSeconds + readAlone + seconds);
-    grouped.push_back(model.startupSeconds + model.dataLoadSeconds + readShared + seconds / groupSpeedup);
+    grouped.push_back(model.startupSeconds + model.dataLoadSeconds + readShared + atOnce * seconds / groupSpeedup);
   }
-  prediction.serialSeconds = listScheduleMakespan(serial, 1);
-  prediction.makespanSeconds = listScheduleMakespan(grouped, prediction.groups);
+  // Every worker starts its trial process once, all at the same time, before its first trial.
+  prediction.serialSeconds = model.workerStartSeconds + listScheduleMakespan(serial, 1);
+  prediction.makespanSeconds = model.workerStartSeconds + listScheduleMakespan(grouped, prediction.groups);
   prediction.speedup = prediction.makespanSeconds > 0 ? prediction.serialSeconds / prediction.makespanSeconds : 1.0;
   prediction.efficiency = prediction.speedup / workers;
   return prediction;

@@ -60,6 +60,10 @@ struct DataParallelModel {
   double backwardShare = 2.0 / 3.0;    // backward's share of the compute time
   LinkCost intraNode = kNvlinkDefault;
   LinkCost interNode = kInfinibandEdrDefault;
+  // A rank's compute when all ranks of its node run at once, over its compute alone: what the ranks
+  // lose to each other on a shared machine (memory bandwidth, caches, clock). Measured where the
+  // ranks ran (cluster/scaling/MachineCeiling.h); 1 for sizes beyond the machine measured.
+  double computeSlowdownAtOnce = 1.0;
 };
 
 struct DataParallelPrediction {
@@ -87,8 +91,12 @@ struct SharedRead {
 struct ExperimentParallelModel {
   std::vector<double> trialSeconds;    // compute time of each trial on one rank, in dispatch order
   double startupSeconds = 0.0;         // per trial: process/network start, first-step warm-up
+  double workerStartSeconds = 0.0;     // per worker, once: its trial process's start before its first trial
   double dataLoadSeconds = 0.0;        // per trial: loading and preprocessing the data set (no contention)
   SharedRead sharedRead;               // per trial, contended (bytes 0: none)
+  // A trial's time when trials run side by side, over its time alone (MachineCeiling: the machine's
+  // own contention); applies to every worker count above 1.
+  double slowdownAtOnce = 1.0;
   int groupSize = 1;                   // ranks per trial
   DataParallelModel groupModel;        // how a trial scales inside its group (used when groupSize > 1)
 };

@@ -146,7 +146,8 @@ void ScalingReport::computeMeasuredSpeedups() {
 
 std::vector<std::string> ScalingReport::csvColumns() {
   return {"mode", "workers", "seconds", "compute_seconds", "communication_seconds", "measured_speedup",
-          "measured_efficiency", "predicted_speedup", "predicted_efficiency", "trial_overhead_share", "kind"};
+          "measured_efficiency", "predicted_speedup", "predicted_efficiency", "trial_overhead_share",
+          "ceiling_efficiency", "efficiency_vs_ceiling", "kind"};
 }
 
 std::string ScalingReport::toCsv() const {
@@ -160,10 +161,12 @@ std::string ScalingReport::toCsv() const {
     csv << r.mode << "," << r.workers << "," << measured(r, r.seconds) << "," << measured(r, r.computeSeconds) << ","
         << measured(r, r.communicationSeconds) << "," << measured(r, r.measuredSpeedup) << ","
         << measured(r, r.measuredEfficiency) << "," << number(r.predictedSpeedup) << "," << number(r.predictedEfficiency)
-        << "," << measured(r, r.trialOverheadShare) << "," << (r.measured ? "measured" : "predicted") << "\n";
+        << "," << measured(r, r.trialOverheadShare) << "," << (r.ceilingEfficiency > 0 ? number(r.ceilingEfficiency) : "")
+        << "," << (r.ceilingEfficiency > 0 ? number(r.efficiencyVsCeiling()) : "") << ","
+        << (r.measured ? "measured" : "predicted") << "\n";
   for (const auto& curve : references)
     for (const auto& p : curve.points)
-      csv << curve.name << "," << p.workers << ",,,,,," << number(p.speedup) << "," << number(p.efficiency) << ",,predicted\n";
+      csv << curve.name << "," << p.workers << ",,,,,," << number(p.speedup) << "," << number(p.efficiency) << ",,,,predicted\n";
   if (!inputs.empty()) {
     csv << "\ninput,value,unit,kind,source\n";
     for (const auto& input : inputs)
@@ -188,6 +191,10 @@ nlohmann::json ScalingReport::toJson() const {
       row["measured_speedup"] = r.measuredSpeedup;
       row["measured_efficiency"] = r.measuredEfficiency;
       row["trial_overhead_share"] = r.trialOverheadShare;
+      if (r.ceilingEfficiency > 0) {
+        row["ceiling_efficiency"] = r.ceilingEfficiency;
+        row["efficiency_vs_ceiling"] = r.efficiencyVsCeiling();
+      }
     }
     list.push_back(row);
   }
@@ -202,7 +209,9 @@ nlohmann::json ScalingReport::toJson() const {
           {"measured_inputs", measuredInputs},
           {"published_inputs", publishedInputs},
           {"assumed_inputs", assumedInputs},
-          {"reference", curves}};
+          {"reference", curves},
+          {"machine_ceilings", ceilings},
+          {"seed_study_sensitivity", seedSensitivity.gpus > 0 ? seedSensitivity.toJson() : nlohmann::json()}};
 }
 
 std::string ScalingReport::toSvg() const {
@@ -290,20 +299,34 @@ std::string ScalingReport::toTable() const {
   std::ostringstream t;
   t << std::left << std::setw(11) << "mode" << std::right << std::setw(8) << "workers" << std::setw(12) << "seconds"
     << std::setw(11) << "compute" << std::setw(11) << "comm" << std::setw(10) << "speedup" << std::setw(10) << "eff"
-    << std::setw(11) << "pred.spd" << std::setw(10) << "pred.eff" << std::setw(10) << "overhead" << "\n";
+    << std::setw(11) << "pred.spd" << std::setw(10) << "pred.eff" << std::setw(10) << "overhead" << std::setw(9) << "ceiling"
+    << std::setw(11) << "eff/ceil" << "\n";
   for (const auto& r : rows) {
     auto measured = [&](double value, int precision) { return r.measured ? number(value, precision) : std::string("-"); };
     t << std::left << std::setw(11) << r.mode << std::right << std::setw(8) << r.workers << std::setw(12) << measured(r.seconds, 4)
       << std::setw(11) << measured(r.computeSeconds, 4) << std::setw(11) << measured(r.communicationSeconds, 4) << std::setw(10)
       << measured(r.measuredSpeedup, 3) << std::setw(10) << measured(r.measuredEfficiency, 3) << std::setw(11)
       << number(r.predictedSpeedup, 3) << std::setw(10) << number(r.predictedEfficiency, 3) << std::setw(10)
-      << (r.mode == "experiment" ? measured(r.trialOverheadShare, 3) : std::string("-")) << "\n";
+      << (r.mode == "experiment" ? measured(r.trialOverheadShare, 3) : std::string("-")) << std::setw(9)
+      << (r.ceilingEfficiency > 0 ? number(r.ceilingEfficiency, 3) : std::string("-")) << std::setw(11)
+      << (r.ceilingEfficiency > 0 ? number(r.efficiencyVsCeiling(), 3) : std::string("-")) << "\n";
   }
+  for (const auto& c : ceilings)
+    t << "\nceiling of " << c["workers"] << " copies at once on this machine (" << c["work"].get<std::string>()
+      << "): alone " << number(c["alone_seconds"].get<double>(), 2) << " s, at once "
+      << [&] {
+           std::string list;
+           for (const auto& s : c["at_once_seconds"]) list += (list.empty() ? "" : " / ") + number(s.get<double>(), 2);
+           return list;
+         }()
+      << " s: efficiency " << number(c["efficiency"].get<double>(), 3) << (c["pinned"].get<bool>() ? ", pinned" : ", not pinned")
+      << "\n";
   for (const auto& curve : references) {
     t << "\n" << curve.label << ":";
     for (const auto& p : curve.points) t << "  " << p.workers << ": x" << number(p.speedup, 3);
     t << "\n";
   }
+  if (seedSensitivity.gpus > 0) t << "\n" << seedSensitivity.toTable();
   size_t assumed = 0, published = 0;
   for (const auto& input : inputs)
     if (!input.measured) ++(input.published ? published : assumed);

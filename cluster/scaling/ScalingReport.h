@@ -12,6 +12,7 @@
 
 #include "cluster/scaling/ModelInput.h"
 #include "cluster/scaling/SeedStudy.h"
+#include "cluster/scaling/SeedStudySensitivity.h"
 
 namespace medseg::cluster {
 
@@ -27,6 +28,10 @@ struct ScalingRow {
   double predictedEfficiency = 1.0;
   double trialOverheadShare = 0.0;   // experiment mode: (start-up + data load) / trial time, all trials
   bool measured = true;              // false: a size beyond this machine, only predicted (no measured fields)
+  // This machine's ceiling for `workers` copies of the work at once (MachineCeiling); 0: not measured
+  // (one worker, or a predicted size).
+  double ceilingEfficiency = 0.0;
+  double efficiencyVsCeiling() const { return ceilingEfficiency > 0 ? measuredEfficiency / ceilingEfficiency : 0.0; }
 };
 
 struct ScalingReport {
@@ -34,6 +39,8 @@ struct ScalingReport {
   nlohmann::json model = nlohmann::json::object();  // the model's inputs, for the record
   std::vector<ModelInput> inputs;                    // named, with source, measured or assumed
   std::vector<ReferenceCurve> references;            // predicted curves (seed grid, two overhead sets)
+  nlohmann::json ceilings = nlohmann::json::array(); // MachineCeiling::toJson of each measured size above 1
+  SeedStudySensitivity seedSensitivity;              // how far the seed reference moves with its assumptions (gpus 0: none)
 
   // Fills measured speed-up/efficiency of each mode relative to its smallest size. Data mode: fixed
   // per-rank batch, speed-up = workers x t(1)/t(workers); experiment mode: makespan(1)/makespan(w).

@@ -60,14 +60,33 @@ TEST(ScalingReport, CsvHasDocumentedColumns) {
   std::getline(lines, header);
   EXPECT_EQ(header,
             "mode,workers,seconds,compute_seconds,communication_seconds,measured_speedup,measured_efficiency,"
-            "predicted_speedup,predicted_efficiency,trial_overhead_share,kind");
+            "predicted_speedup,predicted_efficiency,trial_overhead_share,ceiling_efficiency,efficiency_vs_ceiling,kind");
   int rows = 0;
   while (std::getline(lines, line)) {
     ++rows;
-    EXPECT_EQ(std::count(line.begin(), line.end(), ','), 10) << line;
+    EXPECT_EQ(std::count(line.begin(), line.end(), ','), 12) << line;
   }
   EXPECT_EQ(rows, 4);
-  EXPECT_NE(csv.find("data,2,2.5,1.9,0.5,1.6,0.8,1.8,0.9,0,measured"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("data,2,2.5,1.9,0.5,1.6,0.8,1.8,0.9,0,,,measured"), std::string::npos) << csv;
+}
+
+TEST(ScalingReport, EfficiencyIsAlsoJudgedAgainstTheMachinesCeiling) {
+  auto report = sampleReport();
+  report.rows[3].ceilingEfficiency = 0.8;  // 2 copies at once keep 80 % of their speed alone
+  report.ceilings.push_back({{"mode", "experiment"}, {"workers", 2}, {"work", "a trial"}, {"alone_seconds", 4.0},
+                             {"at_once_seconds", {4.8, 5.2}}, {"pinned", true}, {"efficiency", 0.8}});
+  EXPECT_NEAR(report.rows[3].efficiencyVsCeiling(), (20.0 / 21.0) / 0.8, 1e-12);
+  EXPECT_EQ(report.rows[1].efficiencyVsCeiling(), 0.0) << "no ceiling measured for that row";
+  const auto json = report.toJson();
+  EXPECT_NEAR(json["rows"][3]["efficiency_vs_ceiling"].get<double>(), (20.0 / 21.0) / 0.8, 1e-12);
+  EXPECT_FALSE(json["rows"][1].contains("ceiling_efficiency"));
+  EXPECT_EQ(json["machine_ceilings"].size(), 1u);
+  const std::string table = report.toTable();
+  EXPECT_NE(table.find("ceiling of 2 copies at once on this machine (a trial): alone 4 s, at once 4.8 / 5.2 s: efficiency 0.8, pinned"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(report.toCsv().find("experiment,2,21,0,0,1.90476,0.952381,1.95,0.975,0,0.8,1.19048,measured"), std::string::npos)
+      << report.toCsv();
 }
 
 TEST(ScalingReport, SvgIsWellFormedWithAxesAndLegend) {
@@ -121,7 +140,7 @@ TEST(ScalingReport, PredictedRowsAndAssumptionsAreLabelledApartFromMeasurements)
   EXPECT_EQ(json["reference"][1]["points"].back()["workers"], 32);
 
   const auto csv = report.toCsv();
-  EXPECT_NE(csv.find("\ndata,8,,,,,,6.5,0.8125,,predicted\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\ndata,8,,,,,,6.5,0.8125,,,,predicted\n"), std::string::npos) << csv;
   EXPECT_NE(csv.find("\nseed_overheads,32,"), std::string::npos) << csv;
   EXPECT_NE(csv.find("\ninput,value,unit,kind,source\n"), std::string::npos);
   EXPECT_NE(csv.find("this_machine.bytes_per_second,4000000000,B/s,measured,"), std::string::npos) << csv;

@@ -1,0 +1,90 @@
+#include "cluster/scaling/MachineCeiling.h"
+
+#include <numeric>
+#include <stdexcept>
+
+#include "cluster/submit/Process.h"
+#include "core/util/Cores.h"
+#include "core/util/Interrupt.h"
+
+namespace medseg::cluster {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A child started while this thread is pinned to `cpus` inherits the pin (posix_spawn has no
+// affinity attribute); this thread gets its own CPUs back at once.
+pid_t spawnPinned(const std::vector<std::string>& argv, const SpawnOptions& options, const std::vector<int>& cpus) {
+  if (cpus.empty()) return spawnProcess(argv, options);
+  const std::vector<int> mine = usableCpus();
+  pinThisThread(cpus);
+  pid_t pid = -1;
+  try {
+    pid = spawnProcess(argv, options);
+  } catch (...) {
+    pinThisThread(mine);
+    throw;
+  }
+  pinThisThread(mine);
+  return pid;
+}
+
+pid_t startCopy(const CeilingWork& work, const fs::path& folder, const std::vector<int>& cpus) {
+  fs::create_directories(folder);
+  SpawnOptions options;
+  options.stdoutFile = folder / "stdout.jsonl";
+  options.stderrFile = folder / "stderr.log";
+  return spawnPinned(work.command(folder), options, cpus);
+}
+
+double finishCopy(const CeilingWork& work, pid_t pid, const fs::path& folder) {
+  const ProcessResult result = waitProcess(pid);
+  if (result.exitCode != 0)
+    throw std::runtime_error("machine ceiling: " + work.description + " in " + folder.string() + " failed (exit " +
+                             std::to_string(result.exitCode) + "); see " + (folder / "stderr.log").string());
+  return work.seconds(folder);
+}
+
+}  // namespace
+
+double MachineCeiling::efficiency() const {
+  if (atOnceSeconds.empty() || aloneSeconds <= 0) return 1.0;
+  const double mean = std::accumulate(atOnceSeconds.begin(), atOnceSeconds.end(), 0.0) / atOnceSeconds.size();
+  return aloneSeconds / mean;
+}
+
+nlohmann::json MachineCeiling::toJson() const {
+  return {{"workers", workers},         {"work", work},     {"alone_seconds", aloneSeconds}, {"alone_runs", aloneRuns},
+          {"at_once_seconds", atOnceSeconds}, {"pinned", pinned}, {"efficiency", efficiency()}};
+}
+
+MachineCeiling measureMachineCeiling(const CeilingWork& work, int workers, const fs::path& folder) {
+  if (workers < 2) throw InputError("machine ceiling: needs at least 2 copies");
+  if (fs::exists(folder)) throw InputError(folder.string() + " already exists; measurements need fresh folders");
+  const std::vector<int> cpus = usableCpus();
+  MachineCeiling ceiling;
+  ceiling.workers = workers;
+  ceiling.work = work.description;
+  ceiling.pinned = !cpuBlock(cpus, 0, workers).empty();
+  // Alone on the block the first worker would have, so the copy has the CPUs it has at once.
+  auto runAlone = [&](const fs::path& where) {
+    ceiling.aloneRuns.push_back(finishCopy(work, startCopy(work, where, cpuBlock(cpus, 0, workers)), where));
+  };
+  runAlone(folder / "alone");
+  std::vector<pid_t> pids;
+  for (int i = 0; i < workers; ++i) pids.push_back(startCopy(work, folder / ("copy-" + std::to_string(i)), cpuBlock(cpus, i, workers)));
+  std::string failure;
+  for (int i = 0; i < workers; ++i) {  // wait for every copy, even after one failed: none is left behind
+    try {
+      ceiling.atOnceSeconds.push_back(finishCopy(work, pids[size_t(i)], folder / ("copy-" + std::to_string(i))));
+    } catch (const std::exception& error) {
+      if (failure.empty()) failure = error.what();
+    }
+  }
+  if (!failure.empty()) throw std::runtime_error(failure);
+  runAlone(folder / "alone-after");
+  ceiling.aloneSeconds = std::accumulate(ceiling.aloneRuns.begin(), ceiling.aloneRuns.end(), 0.0) / ceiling.aloneRuns.size();
+  return ceiling;
+}
+
+}  // namespace medseg::cluster

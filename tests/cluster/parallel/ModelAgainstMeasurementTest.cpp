@@ -1,0 +1,95 @@
+// The performance model checked against measurements on this machine: `medseg scaling` feeds it with
+// the 1-rank (1-worker) run, the allreduce link measured here and this machine's ceiling for two
+// copies of the work at once (cluster/scaling/MachineCeiling.h), and its prediction for 2 ranks
+// (2 workers) is compared with the measured 2-rank (2-worker) run: each size is run three times and
+// the median run is its measurement (medseg scaling --repeats). The search's eight trials do the same
+// work (only the learning rate differs), so the ceiling's one trial stands for all of them.
+//
+// The bound, kept: the measured speed-up lies within 25 % of the predicted one. It is wide because the
+// machines here are: one single-thread training run pinned to one vCPU of a 2-vCPU VM took 2.9 s to
+// 6.6 s in back-to-back runs (README, "A model that is checked"). These tests run alone (RUN_SERIAL,
+// tests/CMakeLists.txt): another test on the same two cores would be noise the ceiling does not see.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <iostream>
+
+#include "cluster/parallel/MpiTestSupport.h"
+#include "support/TestSupport.h"
+
+namespace medseg::cluster {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using namespace test_support;
+
+constexpr double kBound = 0.25;  // |measured - predicted| / predicted
+
+// Steps long enough (a 32^3 patch through a base-8 U-Net, one thread) that a step's time is the
+// network's and not the timer's.
+json measuredConfig() {
+  json config = tinyConfig();
+  config["patch_size"] = {32, 32, 32};
+  config["network"]["base_filters"] = 8;
+  config["batch_size"] = 2;
+  config["steps_per_epoch"] = 20;
+  return config;
+}
+
+// Cases large enough for 32^3 patches.
+struct MeasuredRun {
+  medseg::test::ScratchDir scratch{"model-against-measurement"};
+  fs::path data = scratch / "data";
+  fs::path config = scratch / "train.json";
+  MeasuredRun() { medseg::test::writeTinyDataset(data, 3, 40); }
+};
+
+void expectWithinBound(const json& report, const std::string& mode) {
+  const json* two = nullptr;
+  for (const auto& row : report["rows"])
+    if (row["mode"] == mode && row["workers"] == 2 && row["kind"] == "measured") two = &row;
+  ASSERT_NE(two, nullptr) << report.dump(2);
+  const double measured = (*two)["measured_speedup"].get<double>(), predicted = (*two)["predicted_speedup"].get<double>();
+  const double ceiling = (*two)["ceiling_efficiency"].get<double>();
+  std::cout << mode << " x 2: measured speed-up " << measured << ", predicted " << predicted << " (ceiling " << ceiling
+            << ", efficiency against it " << (*two)["efficiency_vs_ceiling"].get<double>() << ")\n";
+  EXPECT_GT(ceiling, 0.0);
+  EXPECT_LT(std::abs(measured - predicted), kBound * predicted)
+      << mode << ": measured x" << measured << " against predicted x" << predicted;
+}
+
+TEST(ModelAgainstMeasurement, TwoRanksOfDataParallelismAsPredictedFromOneRankAndTheCeiling) {
+  MeasuredRun run;
+  writeFileAtomically(run.config, measuredConfig().dump(2));
+  allowMpiAsRoot();
+  const fs::path out = run.scratch / "scaling";
+  const auto result = medseg::test::runMedseg({"--json", "scaling", "--mode", "data", "--workers", "1,2", "--config",
+                                               run.config.string(), "--data", run.data.string(), "--out", out.string(),
+                                               "--predict-workers", "4", "--repeats", "3"});
+  ASSERT_EQ(result.exitCode, 0) << result.output;
+  const json report = json::parse(readTextFile(out / "scaling.json"));
+  expectWithinBound(report, "data");
+}
+
+TEST(ModelAgainstMeasurement, TwoExperimentWorkersAsPredictedFromOneAndTheCeiling) {
+  MeasuredRun run;
+  json config = measuredConfig();
+  config["steps_per_epoch"] = 10;
+  config["search"] = {{"strategy", "grid"},
+                      {"space", {{"learning_rate", {0.003, 0.002, 0.001, 0.0007, 0.0005, 0.0003, 0.0002, 0.0001}}}}};
+  writeFileAtomically(run.config, config.dump(2));
+  allowMpiAsRoot();
+  const fs::path out = run.scratch / "scaling";
+  const auto result = medseg::test::runMedseg({"--json", "scaling", "--mode", "experiment", "--workers", "1,2", "--config",
+                                               run.config.string(), "--data", run.data.string(), "--out", out.string(),
+                                               "--predict-workers", "4", "--repeats", "3"});
+  ASSERT_EQ(result.exitCode, 0) << result.output;
+  const json report = json::parse(readTextFile(out / "scaling.json"));
+  expectWithinBound(report, "experiment");
+  ASSERT_EQ(report["machine_ceilings"].size(), 1u);
+  EXPECT_EQ(report["machine_ceilings"][0]["at_once_seconds"].size(), 2u);
+}
+
+}  // namespace
+}  // namespace medseg::cluster
