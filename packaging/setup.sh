@@ -30,6 +30,7 @@ packages=(
   orthanc orthanc-dicomweb dcmtk libgdcm-tools   # a real PACS (and its DICOMweb plugin) for the PACS tests; DCMTK/GDCM tools build their DICOM series
   libopenblas0-openmp                     # LibTorch's BLAS (Debian's default libblas3 is the slow reference one)
   python3-torch python3-numpy             # side-by-side benchmark against PyTorch
+  libjemalloc2                            # the allocator PyTorch's CPU tuning guides recommend, for that peer
   libopenmpi-dev openmpi-bin              # data and experiment parallelism
   slurm-wlm munge                         # a real single-node Slurm for the submission tests
   openssh-server                          # a real sshd as the login host of the ssh submission tests

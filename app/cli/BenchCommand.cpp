@@ -26,6 +26,9 @@ struct BenchOptions {
   bool optimiseGraph = true;
   int64_t loaderWorkers = 2, batchShards = 0;
   std::string precision = "fp32";
+  std::string volume = "brain";
+  bool fixedBatch = false;
+  std::string model;  // bench: the network timed; --pipeline: the trained model for Dice
   bool pipeline = false;
   PipelineBenchOptions pipe;  // --pipeline
 };
@@ -37,7 +40,8 @@ nlohmann::json taskParameters(const BenchOptions& o) {
           {"roi", o.roi},                 {"overlap", o.overlap},        {"infer_size", o.inferSize},
           {"skip_train", o.skipTrain},    {"skip_infer", o.skipInfer},   {"whole_volume", o.wholeVolume},
           {"graph_optimisation", o.optimiseGraph}, {"loader_workers", o.loaderWorkers},
-          {"batch_shards", o.batchShards}, {"precision", o.precision}};
+          {"batch_shards", o.batchShards}, {"precision", o.precision}, {"volume", o.volume},
+          {"fixed_batch", o.fixedBatch},  {"model", o.model.empty() ? nlohmann::json() : nlohmann::json(o.model)}};
 }
 
 int runBench(const BenchOptions& o, CliContext& context) {
@@ -68,7 +72,14 @@ void addBench(CLI::App& app, CliContext& context) {
   cmd->add_option("--infer-size", o->inferSize, "Inference volume x,y,z")->delimiter(',')->expected(3);
   cmd->add_flag("--skip-train", o->skipTrain, "Do not time training");
   cmd->add_flag("--skip-infer", o->skipInfer, "Do not time inference");
-  cmd->add_flag("--whole-volume", o->wholeVolume, "Also time whole-volume inference (one pass)");
+  cmd->add_flag("--whole-volume", o->wholeVolume,
+                "Also time whole-volume inference (one pass; on the brain volume also uncropped, with the labels the crop changed)");
+  cmd->add_option("--volume", o->volume,
+                  "Inference input: brain (a synthetic BraTS-like case, cropped to the brain as `medseg infer` does) or noise "
+                  "(random values over the whole grid)")
+      ->check(CLI::IsMember({"brain", "noise"}))
+      ->capture_default_str();
+  cmd->add_flag("--fixed-batch", o->fixedBatch, "Time training steps on one batch made once (no loader), as a peer given a fixed tensor");
   cmd->add_flag("--no-graph-optimisation{false}", o->optimiseGraph,
                 "Time inference through the network's own layers, as `medseg infer --no-graph-optimisation`");
   cmd->add_flag("--pipeline", o->pipeline, "Model-parallel benchmark: 1 process vs --stages pipeline stages (mpirun)");
@@ -78,7 +89,9 @@ void addBench(CLI::App& app, CliContext& context) {
   cmd->add_option("--micro-batches", o->pipe.microBatches, "Pipeline: micro-batches per step (divides --batch)")->check(CLI::Range(1, 1024));
   cmd->add_option("--schedule", o->pipe.schedule, "Pipeline: gpipe or 1f1b")->check(CLI::IsMember({"gpipe", "1f1b"}));
   cmd->add_flag("--checkpoint", o->pipe.checkpoint, "Pipeline: activation checkpointing");
-  cmd->add_option("--model", o->pipe.model, "Pipeline inference: trained model (for Dice)");
+  cmd->add_option("--model", o->model,
+                  "A trained checkpoint: inference is timed with its network (and the crop's label changes are its own); "
+                  "with --pipeline, the model whose Dice pipeline inference reports");
   cmd->add_option("--data", o->pipe.data, "Pipeline inference: data set with labelled cases (needs --model)");
   cmd->add_option("--cases", o->pipe.cases, "Pipeline inference: labelled cases to segment")->check(CLI::Range(0, 1000));
   cmd->add_option("--out", o->pipe.out, "Pipeline: output folder (one sub-folder per run)");
@@ -99,6 +112,7 @@ void addBench(CLI::App& app, CliContext& context) {
       p.overlap = o->overlap;
       p.skipTrain = o->skipTrain;
       p.skipInfer = o->skipInfer;
+      p.model = o->model;
       if (p.batch % p.microBatches != 0)
         throw CLI::ValidationError("--micro-batches", "must divide --batch (" + std::to_string(p.batch) + ")");
     }

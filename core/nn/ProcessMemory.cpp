@@ -4,10 +4,19 @@
 #include "core/util/TensorMemory.h"
 
 namespace medseg {
+namespace {
+std::string& settings() {
+  static std::string text = "glibc defaults (keepFreedMemoryInProcess was not called)";
+  return text;
+}
+}  // namespace
 
 std::string keepFreedMemoryInProcess() {
   const std::string heap = keepTensorMemoryInProcess();
-  return heap + "; " + cacheTensorBlocks();
+  settings() = heap + "; " + cacheTensorBlocks();
+  return settings();
 }
+
+std::string freedMemorySettings() { return settings(); }
 
 }  // namespace medseg

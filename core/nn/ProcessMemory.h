@@ -10,5 +10,7 @@ namespace medseg {
 
 // Call first in main(), before any thread starts. Returns the two layers' log lines, joined by "; ".
 std::string keepFreedMemoryInProcess();
+// What keepFreedMemoryInProcess() set, for reports that record the allocator a figure was measured with.
+std::string freedMemorySettings();
 
 }  // namespace medseg

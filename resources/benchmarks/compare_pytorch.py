@@ -1,12 +1,25 @@
 #!/usr/bin/env python3
-"""Side-by-side benchmark: MedSeg (C++/LibTorch) against the same 3-D U-Net in Python PyTorch.
+"""Side-by-side benchmark: MedSeg (C++/LibTorch) against the same 3-D U-Net in Python PyTorch, like for like.
 
-Both run in this one invocation, on the same machine, with the same architecture, batch, patch and
-sliding-window settings, in float32, alternating rounds (at least 3) so that machine noise hits both
-alike. PyTorch runs as its users run it: default thread count, no extra tricks; MedSeg with its own
-defaults (every core the process may use). --threads N gives both N threads. Prints the ratios (PyTorch time / MedSeg time: above 1 means MedSeg is faster) for a training
-step and for sliding-window inference of a full BraTS-sized volume, and the fraction of MedSeg's
-training step time spent waiting for data.
+Both sides run in this one invocation, on the same machine, alternating rounds (at least 3) so that
+machine noise hits both alike, with what an expert user of each would give it:
+  - the same threads: every core this process may use, unless --threads says;
+  - float32 on both sides;
+  - the same allocator settings: PyTorch runs once per allocator: glibc's defaults, MedSeg's heap
+    settings (the one GLIBC_TUNABLES variable a PyTorch user would set for them), and jemalloc (as
+    PyTorch's CPU tuning guides recommend; Debian's libjemalloc2, LD_PRELOAD). MedSeg keeps its own.
+  - training: warm steps on one fixed batch on both sides (MedSeg `bench --fixed-batch`: no loader on
+    either side);
+  - inference: PyTorch's frozen graph optimised for inference (torch.jit.freeze +
+    optimize_for_inference), warmed with one window; MedSeg's frozen optimised graph, timed on its
+    second (warm) pass. The same Gaussian sliding window (96^3, overlap 0.5) on both sides.
+
+Reported for inference: (a) the same work on both sides, the whole 240x240x155x4 grid; (b) a brain
+case as each side's pipeline treats it: MedSeg crops to the brain's box before the windows (as
+`medseg infer` and nnU-Net do), PyTorch runs its windows over the whole image (as a MONAI
+SlidingWindowInferer does), and PyTorch again on MedSeg's crop (the same algorithm on both sides).
+Ratios are PyTorch time / MedSeg time (above 1: MedSeg faster); the headline is against the fastest
+PyTorch allocator.
 
   /usr/bin/python3 resources/benchmarks/compare_pytorch.py --medseg build/release/bin/medseg --save
 
@@ -25,6 +38,12 @@ import time
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+# MedSeg's heap settings (core/util/TensorMemory.cpp) as a glibc tunable: no mmap of its own for any
+# block, 512 MiB top pad, 1 GiB trim threshold.
+MEDSEG_HEAP_TUNABLES = "glibc.malloc.mmap_max=0:glibc.malloc.top_pad=536870912:glibc.malloc.trim_threshold=1073741824"
+JEMALLOC = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
+ALLOCATORS = ("glibc", "medseg-heap", "jemalloc")
 
 
 # --- the same network as plugins/unet3d/nn/UNet3d.cpp -------------------------------------------------------
@@ -181,50 +200,107 @@ def cpu_model():
     return "unknown-cpu"
 
 
-def pytorch_round(args, cfg):
+def usable_cores():
+    return len(os.sched_getaffinity(0))
+
+
+def torch_config_line(text, key):
+    for part in text.replace("\n", ",").split(","):
+        part = part.strip()
+        if part.startswith(key + "="):
+            return part.split("=", 1)[1]
+    return None
+
+
+def allocator_environment(name):
+    env = {k: v for k, v in os.environ.items() if k not in ("GLIBC_TUNABLES", "LD_PRELOAD") and not k.startswith("MALLOC_")}
+    if name == "medseg-heap":
+        env["GLIBC_TUNABLES"] = MEDSEG_HEAP_TUNABLES
+    elif name == "jemalloc":
+        env["LD_PRELOAD"] = JEMALLOC
+    return env
+
+
+# --- one PyTorch round, run in a child process so that its allocator is set before it starts ----------
+def peer_round(spec):
+    cfg = spec["config"]
+    torch.set_num_threads(spec["threads"])
     torch.manual_seed(0)
     model = UNet3d(cfg)
     optimiser = torch.optim.Adam(model.parameters(), lr=1e-3)
-    p = args.patch
-    x = torch.randn(args.batch, cfg["in_channels"], p, p, p)
-    y = torch.randint(0, cfg["out_channels"], (args.batch, p, p, p))
+    p = spec["patch"]
+    x = torch.randn(spec["batch"], cfg["in_channels"], p, p, p)
+    y = torch.randint(0, cfg["out_channels"], (spec["batch"], p, p, p))
     model.train()
     times = []
-    for step in range(args.warmup + args.steps):
+    for step in range(spec["warmup"] + spec["steps"]):
         start = time.perf_counter()
         optimiser.zero_grad(set_to_none=True)
         loss = soft_dice_ce(model(x), y)
         loss.backward()
         optimiser.step()
-        if step >= args.warmup:
+        if step >= spec["warmup"]:
             times.append(time.perf_counter() - start)
-    result = {"train_step_s": statistics.median(times)}
-    if not args.skip_infer:
-        model.eval()
-        size = [int(v) for v in args.infer_size.split(",")]  # x, y, z like medseg
-        volume = torch.randn(cfg["in_channels"], size[2], size[1], size[0])
-        start = time.perf_counter()
-        _, windows = sliding_window(model, volume, [args.roi] * 3, args.overlap, cfg["out_channels"])
-        result["sliding_window_s"] = time.perf_counter() - start
-        result["windows"] = windows
+    result = {"train_step_s": statistics.median(times), "threads": torch.get_num_threads(),
+              "allocator": spec["allocator"], "torch_version": torch.__version__,
+              "blas": torch_config_line(torch.__config__.show(), "BLAS_INFO"),
+              "glibc_tunables": os.environ.get("GLIBC_TUNABLES"), "ld_preload": os.environ.get("LD_PRELOAD")}
+    if spec["skip_infer"]:
+        return result
+    model.eval()
+    roi = [spec["roi"]] * 3
+    with torch.no_grad():
+        graph = torch.jit.optimize_for_inference(torch.jit.freeze(torch.jit.script(model)))
+        graph(torch.randn(1, cfg["in_channels"], *roi))  # warm-up: one window
+        for name, size_xyz in spec["volumes"].items():
+            volume = torch.randn(cfg["in_channels"], size_xyz[2], size_xyz[1], size_xyz[0])
+            start = time.perf_counter()
+            _, windows = sliding_window(graph, volume, roi, spec["overlap"], cfg["out_channels"])
+            result[name + "_s"] = time.perf_counter() - start
+            result[name + "_windows"] = windows
     return result
 
 
-def medseg_round(args):
+def run_peer(spec, allocator):
+    spec = dict(spec, allocator=allocator)
+    output = subprocess.run([sys.executable, os.path.abspath(__file__), "--peer-round", json.dumps(spec)], check=True,
+                            capture_output=True, text=True, env=allocator_environment(allocator)).stdout
+    return json.loads(output.strip().splitlines()[-1])
+
+
+def medseg_bench(args, extra):
     command = [args.medseg, "--json", "bench", "--base-filters", str(args.base_filters), "--depth", str(args.depth),
                "--norm", args.norm, "--batch", str(args.batch), "--patch", str(args.patch), "--steps", str(args.steps),
-               "--warmup", str(args.warmup), "--roi", str(args.roi),
-               "--overlap", str(args.overlap), "--infer-size", args.infer_size]
-    if args.threads:
-        command += ["--threads", str(args.threads)]
-    if args.skip_infer:
-        command.append("--skip-infer")
+               "--warmup", str(args.warmup), "--roi", str(args.roi), "--overlap", str(args.overlap),
+               "--infer-size", args.infer_size, "--threads", str(args.threads), "--precision", "fp32"] + extra
     output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
     for line in output.splitlines():
         event = json.loads(line)
         if event.get("event") == "result":
             return event
     raise RuntimeError("medseg bench printed no result:\n" + output)
+
+
+def medseg_round(args):
+    """Training on a fixed batch and the same-work sliding window (noise over the whole grid); then the
+    brain case as `medseg infer` treats it (cropped to the brain's box)."""
+    same = medseg_bench(args, ["--fixed-batch", "--volume", "noise"] + (["--skip-infer"] if args.skip_infer else []))
+    result = {"train_step_s": same["train"]["step_s"], "threads": same["threads"], "allocator": same.get("allocator"),
+              "libtorch_version": same.get("libtorch_version"),
+              "blas": torch_config_line(same.get("libtorch_config", ""), "BLAS_INFO")}
+    if not args.skip_infer:
+        result["whole_grid_s"] = same["infer"]["sliding_window_s"]
+        result["whole_grid_windows"] = same["infer"]["windows"]
+        brain = medseg_bench(args, ["--skip-train", "--volume", "brain"])
+        result["brain_s"] = brain["infer"]["sliding_window_s"]
+        result["brain_windows"] = brain["infer"]["windows"]
+        result["brain_crop_xyz"] = brain["infer"]["volume"]["network_input"]
+        result["brain_share_of_grid"] = brain["infer"]["volume"]["share_of_grid"]
+    return result
+
+
+def figures(values):
+    return {"best": min(values), "median": statistics.median(values), "rounds": values}
 
 
 def main():
@@ -237,7 +313,8 @@ def main():
     parser.add_argument("--patch", type=int, default=64)
     parser.add_argument("--steps", type=int, default=8)
     parser.add_argument("--warmup", type=int, default=2)
-    parser.add_argument("--threads", type=int, default=0, help="threads for both (default: each its own default)")
+    parser.add_argument("--threads", type=int, default=0, help="threads for both (default: every core this process may use)")
+    parser.add_argument("--allocators", default=",".join(ALLOCATORS), help="PyTorch allocators to run: " + ", ".join(ALLOCATORS))
     parser.add_argument("--roi", type=int, default=96)
     parser.add_argument("--overlap", type=float, default=0.5)
     parser.add_argument("--infer-size", default="240,240,155")
@@ -245,66 +322,101 @@ def main():
     parser.add_argument("--skip-infer", action="store_true")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--save", action="store_true", help="write the report to resources/benchmarks/results/")
+    parser.add_argument("--peer-round", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.peer_round:
+        print(json.dumps(peer_round(json.loads(args.peer_round))))
+        return 0
     if args.rounds < 3:
         parser.error("--rounds must be at least 3 (best-of and median need them)")
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    args.threads = args.threads or usable_cores()
+    allocators = [a for a in args.allocators.split(",") if a]
+    for a in allocators:
+        if a not in ALLOCATORS:
+            parser.error(f"--allocators: unknown '{a}' (choose from {', '.join(ALLOCATORS)})")
+    if "jemalloc" in allocators and not os.path.exists(JEMALLOC):
+        parser.error(JEMALLOC + " is missing: install Debian's libjemalloc2 (packaging/setup.sh does) or leave jemalloc out")
     cfg = {"in_channels": 4, "out_channels": 4, "depth": args.depth, "base_filters": args.base_filters,
            "max_filters": 320, "norm": args.norm, "leaky_slope": 0.01, "residual": False}
+    grid = [int(v) for v in args.infer_size.split(",")]
 
-    medseg, pytorch = [], []
+    medseg, pytorch = [], {a: [] for a in allocators}
     for _ in range(args.rounds):  # alternate, so drifting machine load affects both
-        medseg.append(medseg_round(args))
-        pytorch.append(pytorch_round(args, cfg))
+        m = medseg_round(args)
+        medseg.append(m)
+        spec = {"config": cfg, "threads": args.threads, "patch": args.patch, "batch": args.batch, "steps": args.steps,
+                "warmup": args.warmup, "roi": args.roi, "overlap": args.overlap, "skip_infer": args.skip_infer,
+                "volumes": {} if args.skip_infer else {"whole_grid": grid, "brain_crop": m["brain_crop_xyz"]}}
+        for a in allocators:
+            pytorch[a].append(run_peer(spec, a))
 
-    def figures(values):
-        return {"best": min(values), "median": statistics.median(values), "rounds": values}
-
-    m_train = figures([r["train"]["step_s"] for r in medseg])
-    p_train = figures([r["train_step_s"] for r in pytorch])
+    metrics = ["train_step_s"] + ([] if args.skip_infer else ["whole_grid_s", "brain_s"])
     report = {"date": datetime.date.today().isoformat(), "cpu": cpu_model(), "config": cfg, "batch": args.batch,
-              "patch": args.patch, "pytorch_threads": torch.get_num_threads(), "medseg_threads": medseg[-1]["threads"],
-              "precision": "float32", "rounds": args.rounds,
-              "medseg_train_step_s": m_train, "pytorch_train_step_s": p_train,
-              "train_speed_ratio_median": p_train["median"] / m_train["median"],
-              "train_speed_ratio_best": p_train["best"] / m_train["best"],
-              "medseg_train_cpu_utilisation": [r["train"].get("cpu_utilisation") for r in medseg],
-              "medseg_data_wait_fraction": medseg[-1]["train"].get("data_wait_fraction")}
+              "patch": args.patch, "threads": args.threads, "precision": "float32 on both sides", "rounds": args.rounds,
+              "medseg": {"libtorch_version": medseg[-1]["libtorch_version"], "blas": medseg[-1]["blas"],
+                         "allocator": medseg[-1]["allocator"], "threads": medseg[-1]["threads"],
+                         "training": "bench --fixed-batch: warm steps on one batch, no loader",
+                         "inference": "frozen optimised graph, second (warm) pass, concurrent windows"},
+              "pytorch": {"torch_version": torch.__version__, "blas": torch_config_line(torch.__config__.show(), "BLAS_INFO"),
+                          "threads": pytorch[allocators[0]][-1]["threads"],
+                          "training": "warm steps on one fixed tensor",
+                          "inference": "torch.jit.freeze + optimize_for_inference, warmed with one window"},
+              "medseg_s": {}, "pytorch_s": {}, "ratio_median": {}, "headline": {}}
+    for metric in metrics:
+        report["medseg_s"][metric] = figures([r[metric] for r in medseg])
+        if metric == "brain_s":
+            continue  # its peers are below
+        report["pytorch_s"][metric] = {a: figures([r[metric] for r in rounds]) for a, rounds in pytorch.items()}
+        report["ratio_median"][metric] = {a: report["pytorch_s"][metric][a]["median"] / report["medseg_s"][metric]["median"]
+                                          for a in allocators}
     if not args.skip_infer:
-        m_inf = figures([r["infer"]["sliding_window_s"] for r in medseg])
-        p_inf = figures([r["sliding_window_s"] for r in pytorch])
-        report.update({"medseg_sliding_window_s": m_inf, "pytorch_sliding_window_s": p_inf,
-                       "infer_speed_ratio_median": p_inf["median"] / m_inf["median"],
-                       "infer_speed_ratio_best": p_inf["best"] / m_inf["best"],
-                       "medseg_infer_cpu_utilisation": [r["infer"].get("sliding_window_cpu_utilisation") for r in medseg],
-                       "windows": pytorch[-1]["windows"]})
+        # PyTorch on MedSeg's crop: the same algorithm on both sides for the brain case.
+        report["pytorch_s"]["brain_crop_s"] = {a: figures([r["brain_crop_s"] for r in rounds]) for a, rounds in pytorch.items()}
+        report["ratio_median"]["brain_s_vs_pytorch_on_the_crop"] = {
+            a: report["pytorch_s"]["brain_crop_s"][a]["median"] / report["medseg_s"]["brain_s"]["median"] for a in allocators}
+        # The algorithm's gain: PyTorch's windows over the whole image (its default) against MedSeg's on the crop.
+        report["ratio_median"]["brain_s_vs_pytorch_on_the_whole_grid"] = {
+            a: report["pytorch_s"]["whole_grid_s"][a]["median"] / report["medseg_s"]["brain_s"]["median"] for a in allocators}
+        report["brain_crop_xyz"] = medseg[-1]["brain_crop_xyz"]
+        report["brain_share_of_grid"] = medseg[-1]["brain_share_of_grid"]
+        report["windows"] = {"whole_grid": medseg[-1]["whole_grid_windows"], "brain": medseg[-1]["brain_windows"]}
+    for name, ratios in report["ratio_median"].items():
+        fastest = min(ratios, key=ratios.get)  # the PyTorch allocator closest to MedSeg: the fair headline
+        report["headline"][name] = {"ratio": ratios[fastest], "pytorch_allocator": fastest}
+
     if args.save:
         folder = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
         os.makedirs(folder, exist_ok=True)
         name = report["date"] + "-" + "-".join("".join(c if c.isalnum() else " " for c in report["cpu"]).split()) + "-compare.json"
         path = os.path.join(folder, name)
         with open(path + ".tmp", "w") as f:
-            json.dump(report, f, indent=1, sort_keys=True)
+            json.dump({"command": " ".join(sys.argv), **report, "medseg_rounds": medseg, "pytorch_rounds": pytorch}, f,
+                      indent=1, sort_keys=True)
         os.replace(path + ".tmp", path)
         print("written: " + path, file=sys.stderr)
     if args.json:
         print(json.dumps(report))
         return 0
-    print(f"3-D U-Net base {args.base_filters} depth {args.depth} {args.norm} norm, batch {args.batch}, "
-          f"patch {args.patch}^3, float32, MedSeg {report['medseg_threads']} threads, PyTorch "
-          f"{report['pytorch_threads']} threads, median (best) of {args.rounds} alternating rounds")
-    print(f"  training step   MedSeg {m_train['median']:8.3f} s ({m_train['best']:.3f})   PyTorch "
-          f"{p_train['median']:8.3f} s ({p_train['best']:.3f})   ratio {report['train_speed_ratio_median']:5.2f}x "
-          f"({report['train_speed_ratio_best']:.2f}x)")
+    print(f"3-D U-Net base {args.base_filters} depth {args.depth} {args.norm} norm, float32, {args.threads} threads on both "
+          f"sides, median of {args.rounds} alternating rounds; ratio = PyTorch time / MedSeg time (above 1: MedSeg faster)")
+    print(f"  MedSeg: LibTorch {report['medseg']['libtorch_version']}, BLAS {report['medseg']['blas']}, {report['medseg']['allocator']}")
+    print(f"  PyTorch: torch {torch.__version__}, BLAS {report['pytorch']['blas']}, allocators {', '.join(allocators)}")
+    labels = {"train_step_s": "training step (fixed batch)", "whole_grid_s": "sliding window, whole grid (same work)",
+              "brain_s": "sliding window, brain case: MedSeg on its crop vs PyTorch on the same crop"}
+    for metric in metrics:
+        m = report["medseg_s"][metric]["median"]
+        ratio_key = "brain_s_vs_pytorch_on_the_crop" if metric == "brain_s" else metric
+        peer_key = "brain_crop_s" if metric == "brain_s" else metric
+        peers = "  ".join(f"{a} {report['pytorch_s'][peer_key][a]['median']:.3f} s (x{report['ratio_median'][ratio_key][a]:.2f})"
+                          for a in allocators)
+        print(f"  {labels[metric]}\n    MedSeg {m:.3f} s   PyTorch {peers}")
     if not args.skip_infer:
-        print(f"  sliding window  MedSeg {m_inf['median']:8.3f} s ({m_inf['best']:.3f})   PyTorch "
-              f"{p_inf['median']:8.3f} s ({p_inf['best']:.3f})   ratio {report['infer_speed_ratio_median']:5.2f}x "
-              f"({report['infer_speed_ratio_best']:.2f}x; {report['windows']} windows of {args.roi}^3 over {args.infer_size})")
-    wait = report["medseg_data_wait_fraction"]
-    if wait is not None:
-        print(f"  MedSeg data-wait fraction of the training step: {wait:.3f}")
-    print("  ratio = PyTorch time / MedSeg time (above 1: MedSeg faster)")
+        gain = report["headline"]["brain_s_vs_pytorch_on_the_whole_grid"]
+        print(f"  brain case, MedSeg's crop ({'x'.join(map(str, report['brain_crop_xyz']))}, "
+              f"{100 * report['brain_share_of_grid']:.0f}% of the grid) against PyTorch's windows over the whole grid: "
+              f"x{gain['ratio']:.2f} (PyTorch with {gain['pytorch_allocator']})")
+    print("  headline (against the fastest PyTorch allocator): " +
+          ", ".join(f"{k} x{v['ratio']:.2f}" for k, v in report["headline"].items()))
     return 0
 
 
