@@ -26,6 +26,7 @@ struct TrainOptions {
   bool allowNonFinite = false;
   bool serve = false;
   std::string plugin;  // --plugin: wins over the config's `plugin:`
+  std::string init;    // --init MODEL: fine-tune from a trained model (config key init_weights)
 };
 
 std::string formatNumber(double value) {
@@ -44,6 +45,7 @@ std::vector<std::string> overridesOf(const TrainOptions& o) {
   if (o.maxMinutes >= 0) overrides.push_back("max_minutes=" + std::to_string(o.maxMinutes));
   if (o.threads >= 0) overrides.push_back("threads=" + std::to_string(o.threads));
   if (o.allowNonFinite) overrides.push_back("allow_non_finite=true");
+  if (!o.init.empty()) overrides.push_back("init_weights=" + std::filesystem::absolute(o.init).string());
   return overrides;
 }
 
@@ -165,6 +167,10 @@ void addTrain(CLI::App& parent, CliContext& context) {
   cmd->add_option("--data", opts->data, "Data-set folder with dataset.json (overrides `data:` in the config)");
   auto* out = cmd->add_option("--out", opts->out, "Run folder for checkpoints and metrics");
   cmd->add_flag("--resume", opts->resume, "Continue the run in --out from its checkpoint.pt (bit-identical continuation)");
+  cmd->add_option("--init", opts->init,
+                  "Fine-tune: a new run starts from this trained model's weights (best.pt, model.pt; its network settings "
+                  "must be the config's; config key init_weights), e.g. on cases corrected in the studio")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--set", opts->overrides, "Override a config value: key=value, e.g. --set optimizer.lr=3e-4 (repeatable)");
   cmd->add_option("--max-minutes", opts->maxMinutes, "Wall-clock budget; stops cleanly, validates and saves")
       ->check(CLI::NonNegativeNumber);

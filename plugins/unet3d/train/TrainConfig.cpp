@@ -201,6 +201,7 @@ TrainConfig TrainConfig::fromJson(const nlohmann::json& document) {
   c.checkpointEverySteps = top.integer("checkpoint_every_steps", c.checkpointEverySteps);
   require(c.checkpointEverySteps >= 0, "checkpoint_every_steps must be >= 0");
   c.allowNonFinite = top.boolean("allow_non_finite", c.allowNonFinite);
+  c.initWeights = top.text("init_weights", c.initWeights);
 
   {
     const json& section = sectionOrEmpty(top, "network");
@@ -389,6 +390,7 @@ nlohmann::json TrainConfig::toJson() const {
       {"max_minutes", maxMinutes},
       {"checkpoint_every_steps", checkpointEverySteps},
       {"allow_non_finite", allowNonFinite},
+      {"init_weights", initWeights},
       {"network", network},
       {"preprocessing", preprocessing.toJson()},
       {"sampler", {{"foreground_fraction", sampler.foregroundFraction}}},

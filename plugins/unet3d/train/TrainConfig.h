@@ -30,6 +30,9 @@
 //   checkpoint_every_steps: 0      checkpoint.pt also every N steps; 0 = at every epoch end only
 //   allow_non_finite: false        NaN / Inf image voxels become 0 (each reported) instead of refusing
 //                                  the case (core/io/NonFiniteVoxels.h); `medseg train --allow-non-finite`
+//   init_weights: ""               a trained model (best.pt, model.pt, checkpoint.pt) whose weights a new
+//                                  run starts from (fine-tuning; `medseg train --init MODEL`); its network
+//                                  must be this config's. A resumed run keeps its own weights
 //   network: {depth: 4, base_filters: 16, max_filters: 320, norm: instance, leaky_slope: 0.01,
 //             residual: false, deep_supervision: true, in_channels: <data>, out_channels: <data>}
 //   preprocessing: {crop_to_foreground: true, zscore_over_brain: true, target_spacing: null}
@@ -145,6 +148,7 @@ struct TrainConfig {
   double maxMinutes = 0.0;
   int64_t checkpointEverySteps = 0;
   bool allowNonFinite = false;
+  std::string initWeights;  // fine-tuning: the model a new run starts from
   UNetConfig network;
   bool inChannelsSet = false, outChannelsSet = false;  // else taken from the data set
   PreprocessingConfig preprocessing;

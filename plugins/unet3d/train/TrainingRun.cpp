@@ -5,6 +5,7 @@
 #include <sstream>
 #include <thread>
 
+#include "plugins/unet3d/nn/ModelCheckpoint.h"
 #include "plugins/unet3d/train/ResumeRules.h"
 #include "core/util/AtomicFile.h"
 #include "core/util/Cores.h"
@@ -73,6 +74,22 @@ void configureThreads(const TrainConfig& config) {
   torch::set_num_threads(static_cast<int>(std::max<int64_t>(1, threads)));
 }
 
+namespace {
+
+// Fine-tuning: a new run's network takes a trained model's weights (every rank the same file); the
+// optimiser starts afresh. The model's network must be the config's, or the weights would not fit.
+void startFromWeights(UNet3dImpl& network, const fs::path& model, const UNetConfig& expected) {
+  const ModelDescription description = readModelDescription(model);
+  if (description.network.toJson() != expected.toJson())
+    throw InputError("init_weights " + model.string() + " holds a network " + description.network.toJson().dump() +
+                     " but this run trains " + expected.toJson().dump() + "; fine-tune with the model's own network settings");
+  auto archive = openCheckpointArchive(model);
+  UNet3d handle(std::shared_ptr<UNet3dImpl>(&network, [](UNet3dImpl*) {}));  // not owned: the strategy's network
+  readModelWeights(archive, handle, model);
+}
+
+}  // namespace
+
 TrainingRun::TrainingRun(PlannedTraining planned, StepStrategy& strategy, TrainingRunOptions options, Reporter& reporter)
     : plan_(std::move(planned.plan)),
       data_(std::move(planned.data)),
@@ -95,6 +112,7 @@ TrainResult TrainingRun::run() {
       reporter_.log("resuming " + runDir.string() + " at step " + std::to_string(state_.step) + " of " +
                     std::to_string(config_.totalSteps()));
   }
+  if (!resuming && !config_.initWeights.empty()) startFromWeights(strategy_.network(), config_.initWeights, config_.network);
   result_.resumedFromStep = state_.step;
   state_.config = config_.toJson();
   if (writes()) {
