@@ -89,6 +89,13 @@ void LabelScene::clearLabelSurfaces() {
   labelActors_.clear();
 }
 
+void LabelScene::removeLabelSurface(int label) {
+  const auto found = labelActors_.find(label);
+  if (found == labelActors_.end()) return;
+  renderer_->RemoveActor(found->second);
+  labelActors_.erase(found);
+}
+
 void LabelScene::setLabelStyle(int label, Rgb colour, double overlayOpacity, bool visible) {
   const auto found = labelActors_.find(label);
   if (found == labelActors_.end()) return;

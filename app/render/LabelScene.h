@@ -46,6 +46,7 @@ class LabelScene {
   // A finished label surface (LabelSurfaces.h), replacing that label's; clearLabelSurfaces removes all.
   void addLabelSurface(int label, vtkPolyData* surface, const Geometry& geometry, const LabelLook& look);
   void clearLabelSurfaces();
+  void removeLabelSurface(int label);
   // `overlayOpacity` as in the slice overlay; the surface uses surfaceOpacity() of it.
   void setLabelStyle(int label, Rgb colour, double overlayOpacity, bool visible);
   // Volume rendering of one channel, transparent below `range.lower`, brightest at `range.upper`.

@@ -104,6 +104,12 @@ InferencePanel::InferencePanel(ViewerDocument& document, QWidget* parent)
     if (!written.isEmpty()) predictionPath_ = written;
     try {
       document_.openLabels(predictionPath_);
+      // Where the mask came from, for the provenance record of a corrected save.
+      nlohmann::json source = {{"mask", predictionPath_.toStdString()}, {"plugin", pluginId().toStdString()}};
+      const plugin::PluginManifest* m = manifest();
+      if (!m || m->capabilities.needsModel) source["model"] = model_->text().toStdString();
+      if (m) source["plugin_version"] = m->version;
+      document_.setLabelsSource(std::move(source));
     } catch (const std::exception& e) {
       return finish(false, QString::fromUtf8(e.what()));
     }

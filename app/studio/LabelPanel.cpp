@@ -76,6 +76,10 @@ LabelPanel::LabelPanel(ViewerDocument& document, QWidget* parent)
   statistics_->verticalHeader()->hide();
   statistics_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   connect(&document_, &ViewerDocument::labelsChanged, this, &LabelPanel::rebuild);
+  // After each edit (not while a stroke is drawn): volumes per label and BraTS region, new labels' rows.
+  connect(&document_, &ViewerDocument::labelsEdited, this, [this](const VoxelBox&, const QList<int>& labels) {
+    if (!labels.isEmpty()) rebuild();
+  });
   connect(&document_, &ViewerDocument::imageChanged, this, &LabelPanel::rebuild);
   rebuild();
 }

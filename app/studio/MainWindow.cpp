@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <QAction>
+#include <QCloseEvent>
 #include <QComboBox>
 #include <QDockWidget>
 #include <QDragEnterEvent>
@@ -20,6 +21,8 @@
 #include <QToolBar>
 
 #include "app/studio/ClusterPanel.h"
+#include "app/studio/EditPanel.h"
+#include "app/studio/EditTools.h"
 #include "app/studio/InferencePanel.h"
 #include "app/studio/LabelPanel.h"
 #include "app/studio/MaskToPacsSender.h"
@@ -76,6 +79,16 @@ MainWindow::MainWindow(QWidget* parent)
   for (SliceView* view : sliceViews_) connect(view, &SliceView::hovered, readout_, &QLabel::setText);
   statusBar()->addWidget(readout_, 1);
 
+  editTools_ = new EditTools(this);
+  editPanel_ = new EditPanel(*document_, *editTools_, this);
+  addActions(editPanel_->actions());  // the tools' shortcuts work wherever the focus is
+  for (SliceView* view : sliceViews_) {
+    view->setEditTools(editTools_);
+    connect(view, &SliceView::growSeedClicked, editPanel_, &EditPanel::growFromSeed);
+    connect(view, &SliceView::editFailed, this, [this](const QString& message) { statusBar()->showMessage(message, 10000); });
+  }
+  connect(editPanel_, &EditPanel::status, this, [this](const QString& message) { statusBar()->showMessage(message, 5000); });
+  connect(document_, &ViewerDocument::historyChanged, this, &MainWindow::updateTitle);
   labelPanel_ = new LabelPanel(*document_, this);
   trainingPanel_ = new TrainingPanel(this);
   inferencePanel_ = new InferencePanel(*document_, this);
@@ -89,10 +102,12 @@ MainWindow::MainWindow(QWidget* parent)
     return dock;
   };
   QDockWidget* labels = addDock(labelPanel_, tr("Labels"));
+  QDockWidget* edit = addDock(editPanel_, tr("Edit"));
   QDockWidget* training = addDock(trainingPanel_, tr("Training"));
   QDockWidget* inference = addDock(inferencePanel_, tr("Inference"));
   QDockWidget* cluster = addDock(clusterPanel_, tr("Cluster"));
-  tabifyDockWidget(labels, training);
+  tabifyDockWidget(labels, edit);
+  tabifyDockWidget(edit, training);
   tabifyDockWidget(training, inference);
   tabifyDockWidget(inference, cluster);
   labels->raise();
@@ -105,7 +120,7 @@ MainWindow::MainWindow(QWidget* parent)
     channelBox_->clear();
     channelBox_->addItems(document_->channelNames());
     channelBox_->blockSignals(false);
-    setWindowTitle(tr("MedSeg Studio — %1").arg(QFileInfo(document_->imagePath()).fileName()));
+    updateTitle();
   });
   maskSender_ = new MaskToPacsSender(*document_, this);
   connect(maskSender_, &MaskToPacsSender::progress, this, [this](const QString& status) { statusBar()->showMessage(status); });
@@ -153,16 +168,17 @@ void MainWindow::buildMenus() {
         tr("Images (*.nii *.nii.gz *.nrrd *.mha *.mhd);;All files (*)"));
     if (!path.isEmpty()) openLabels(path);
   });
-  file->addAction(tr("&Save mask…"), QKeySequence::Save, this, [this] {
-    const QString path = QFileDialog::getSaveFileName(this, tr("Save label mask"), "mask.nii.gz",
-        tr("NIfTI (*.nii.gz *.nii);;NRRD (*.nrrd);;MetaImage (*.mha)"));
+  file->addAction(tr("&Save mask…"), QKeySequence::Save, this, &MainWindow::saveMaskInteractively);
+  QAction* saveSeg = file->addAction(tr("Save mask as DICOM SE&G…"), this, [this] {
+    const QString path = QFileDialog::getSaveFileName(this, tr("Save mask as DICOM SEG"), "mask-seg.dcm", tr("DICOM (*.dcm)"));
     if (path.isEmpty()) return;
     try {
-      document_->saveLabels(path);
+      document_->saveLabelsAsDicomSeg(path);
     } catch (const std::exception& e) {
       showError(QString::fromUtf8(e.what()));
     }
   });
+  saveSeg->setObjectName("saveMaskAsSeg");
   sendMaskAction_ = file->addAction(tr("Send mask to PA&CS…"), this, &MainWindow::sendMaskToPacs);
   sendMaskAction_->setObjectName("sendMaskToPacs");
   auto showSendability = [this] {
@@ -176,6 +192,42 @@ void MainWindow::buildMenus() {
   refreshRecentMenu();
   file->addSeparator();
   file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+  QMenu* editMenu = menuBar()->addMenu(tr("&Edit"));
+  editMenu->addAction(editPanel_->undoAction());
+  editMenu->addAction(editPanel_->redoAction());
+}
+
+bool MainWindow::saveMaskInteractively() {
+  const QString suggested = document_->labelsPath().isEmpty() ? QString("mask.nii.gz") : document_->labelsPath();
+  const QString path = QFileDialog::getSaveFileName(this, tr("Save label mask"), suggested,
+      tr("NIfTI (*.nii.gz *.nii);;NRRD (*.nrrd);;MetaImage (*.mha)"));
+  if (path.isEmpty()) return false;
+  try {
+    document_->saveLabels(path);
+    return true;
+  } catch (const std::exception& e) {
+    showError(QString::fromUtf8(e.what()));
+    return false;
+  }
+}
+
+void MainWindow::updateTitle() {
+  const QString image = document_->hasImage() ? QFileInfo(document_->imagePath()).fileName() : QString();
+  // [*] shows as '*' while the mask has unsaved edits.
+  setWindowTitle(image.isEmpty() ? tr("MedSeg Studio[*]") : tr("MedSeg Studio — %1[*]").arg(image));
+  setWindowModified(document_->isModified());
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  if (!document_->isModified()) return event->accept();
+  QMessageBox box(QMessageBox::Question, tr("MedSeg Studio"),
+                  tr("The mask has edits that are not saved (%n step(s)).", nullptr, int(document_->history().undoSteps())),
+                  QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, this);
+  box.setObjectName("unsavedEdits");
+  box.setDefaultButton(QMessageBox::Save);
+  const int answer = box.exec();
+  if (answer == QMessageBox::Discard || (answer == QMessageBox::Save && saveMaskInteractively())) return event->accept();
+  event->ignore();
 }
 
 void MainWindow::buildToolBar() {

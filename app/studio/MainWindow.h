@@ -1,7 +1,7 @@
 #pragma once
 // The studio window: three linked slice views and the 3-D view in a 2x2 grid; docks for labels,
-// training, inference and cluster runs; File menu with recent files, drag and drop, and the PACS
-// (open a series from it, send the mask back as DICOM SEG).
+// editing the mask, training, inference and cluster runs; File menu with recent files, drag and drop,
+// and the PACS (open a series from it, send the mask back as DICOM SEG).
 #include <QMainWindow>
 
 class QAction;
@@ -21,6 +21,8 @@ class InferencePanel;
 class ClusterPanel;
 class MaskToPacsSender;
 class PacsOpenDialog;
+class EditTools;
+class EditPanel;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -34,6 +36,8 @@ class MainWindow : public QMainWindow {
   TrainingPanel* trainingPanel() const { return trainingPanel_; }
   InferencePanel* inferencePanel() const { return inferencePanel_; }
   ClusterPanel* clusterPanel() const { return clusterPanel_; }
+  EditTools* editTools() const { return editTools_; }
+  EditPanel* editPanel() const { return editPanel_; }
   // File > Open from PACS (created on first use; retrieved series open like a DICOM folder).
   PacsOpenDialog* pacsOpenDialog();
   // File > Send mask to PACS: the overlay as a DICOM SEG over the image's DICOM series.
@@ -49,6 +53,8 @@ class MainWindow : public QMainWindow {
  protected:
   void dragEnterEvent(QDragEnterEvent* event) override;
   void dropEvent(QDropEvent* event) override;
+  // A mask with unsaved edits is not closed without asking (save, discard or stay).
+  void closeEvent(QCloseEvent* event) override;
 
  private:
   void buildMenus();
@@ -57,6 +63,8 @@ class MainWindow : public QMainWindow {
   void refreshRecentMenu();
   void showError(const QString& message);
   void sendMaskToPacs();
+  bool saveMaskInteractively();
+  void updateTitle();
 
   ViewerDocument* document_;
   SliceView* sliceViews_[3];
@@ -65,6 +73,8 @@ class MainWindow : public QMainWindow {
   TrainingPanel* trainingPanel_;
   InferencePanel* inferencePanel_;
   ClusterPanel* clusterPanel_;
+  EditTools* editTools_;
+  EditPanel* editPanel_;
   QComboBox* channelBox_;
   QLabel* readout_;
   QMenu* recentMenu_ = nullptr;

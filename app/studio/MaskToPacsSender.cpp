@@ -47,26 +47,6 @@ QString MaskToPacsSender::whyNot() const {
   return QString();
 }
 
-LabelTable MaskToPacsSender::segmentTable(const ViewerDocument& document) {
-  int highest = 0;
-  for (uint8_t v : document.labels().data) highest = std::max(highest, int(v));
-  const LabelTable shown = document.labelTable();
-  LabelTable table;
-  for (int label = 1; label <= highest; ++label) {
-    const auto entry = shown.entries.find(label);
-    if (entry != shown.entries.end()) {
-      table.entries[label] = entry->second;
-      continue;
-    }
-    const LabelStyle style = labelStyleFrom(shown, label);
-    table.entries[label] = {style.name.toStdString(),
-                            {uint8_t(style.color.red()), uint8_t(style.color.green()), uint8_t(style.color.blue())},
-                            style.opacity,
-                            style.visible};
-  }
-  return table;
-}
-
 void MaskToPacsSender::send(const QString& server) {
   if (!canSend()) return finish(false, tr("cannot send the mask: %1").arg(whyNot()));
   if (server.trimmed().isEmpty()) return finish(false, tr("no PACS given"));
@@ -84,13 +64,14 @@ void MaskToPacsSender::send(const QString& server) {
   // The viewer draws the mask voxel for voxel over the image, so the SEG lies on the image's grid
   // (that of the series' slices), whatever grid a mask file opened over it declared.
   labels->geometry = document_.image().geometry;
-  auto table = std::make_shared<LabelTable>(segmentTable(document_));
+  auto table = std::make_shared<LabelTable>(document_.segmentTable());
+  const DicomSegOptions options = document_.dicomSegOptions();
   const std::string source = document_.imagePath().toStdString();
   auto failure = std::make_shared<QString>();
   // `folder` keeps the SEG's folder until the writer is done, even if the sender goes first.
-  QThread* writer = QThread::create([labels, table, source, segFile, failure, folder = workDir_] {
+  QThread* writer = QThread::create([labels, table, source, segFile, failure, options, folder = workDir_] {
     try {
-      writeDicomSeg(*labels, *table, source, segFile.toStdString());
+      writeDicomSeg(*labels, *table, source, segFile.toStdString(), options);
     } catch (const std::exception& e) {
       *failure = QString::fromUtf8(e.what());
     }

@@ -27,10 +27,6 @@ class MaskToPacsSender : public QObject {
   bool isBusy() const { return busy_; }
   QJsonObject lastResult() const { return result_; }  // the pacs-store result event of the last send
 
-  // Segments for the SEG: one per label value 1..highest (segment number = label value), named and
-  // coloured as the overlay shows them; values without a style get a neutral one.
-  static LabelTable segmentTable(const ViewerDocument& document);
-
  public Q_SLOTS:
   void send(const QString& server);
 

@@ -6,6 +6,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include "app/studio/EditTools.h"
+#include "core/edit/Brush.h"
+#include "core/edit/RegionEdits.h"
+
 namespace medseg::studio {
 namespace {
 // Below this tilt the nearest-axis planes are the patient planes for any practical purpose
@@ -24,6 +28,22 @@ SliceView::SliceView(ViewerDocument& document, Axis axis, QWidget* parent)
   connect(&document_, &ViewerDocument::labelsChanged, this, repaint);
   connect(&document_, &ViewerDocument::cursorChanged, this, repaint);
   connect(&document_, &ViewerDocument::displayChanged, this, repaint);
+  connect(&document_, &ViewerDocument::labelsEdited, this, repaint);
+}
+
+void SliceView::setEditTools(EditTools* tools) {
+  tools_ = tools;
+  if (tools_) connect(tools_, &EditTools::changed, this, [this] { update(); });
+}
+
+QPointF SliceView::widgetPointOf(const std::array<int64_t, 3>& voxel) const {
+  const QRectF rect = imageRect();
+  const ImageVolume& image = document_.image();
+  const SlicePlaneLayout l = layout();
+  const int64_t cols = image.size[l.columnAxis], rows = image.size[l.rowAxis];
+  const int64_t col = SlicePlaneLayout::toIndex(voxel[l.columnAxis], cols, l.columnReversed);
+  const int64_t row = SlicePlaneLayout::toIndex(voxel[l.rowAxis], rows, l.rowReversed);
+  return {rect.left() + (col + 0.5) / cols * rect.width(), rect.top() + (row + 0.5) / rows * rect.height()};
 }
 
 QString SliceView::title() const {
@@ -195,12 +215,113 @@ void SliceView::paintEvent(QPaintEvent*) {
   const WindowLevel wl = document_.windowLevel();
   painter.drawText(QRect(6, height() - 22, width() - 12, 20), Qt::AlignLeft,
                    QString("W %1  L %2").arg(wl.window, 0, 'g', 4).arg(wl.level, 0, 'g', 4));
+  drawBrushCursor(painter);
+}
+
+// What a click will do, drawn where it would happen: the brush's footprint for paint (the active
+// label's colour) and erase (dashed white), a labelled cross for the click tools.
+void SliceView::drawBrushCursor(QPainter& painter) const {
+  if (!tools_ || !mouse_ || tools_->tool() == EditTool::Navigate) return;
+  const QPointF at = *mouse_;
+  const auto style = document_.labelStyles().find(tools_->activeLabel());
+  const QColor colour = style != document_.labelStyles().end() ? style->second.color : QColor(255, 80, 80);
+  if (tools_->tool() == EditTool::Paint || tools_->tool() == EditTool::Erase) {
+    const ImageVolume& image = document_.image();
+    const SlicePlaneLayout l = layout();
+    const QRectF rect = imageRect();
+    const double pxPerMmX = rect.width() / (image.size[l.columnAxis] * image.geometry.spacing[l.columnAxis]);
+    const double pxPerMmY = rect.height() / (image.size[l.rowAxis] * image.geometry.spacing[l.rowAxis]);
+    QPen pen(tools_->tool() == EditTool::Paint ? colour : QColor(Qt::white), 1.5);
+    if (tools_->tool() == EditTool::Erase) pen.setStyle(Qt::DashLine);
+    painter.setPen(pen);
+    painter.setBrush(Qt::NoBrush);
+    painter.drawEllipse(at, tools_->brushRadiusMm() * pxPerMmX, tools_->brushRadiusMm() * pxPerMmY);
+  } else {
+    painter.setPen(QPen(colour, 1.5));
+    painter.drawLine(at + QPointF(-8, 0), at + QPointF(8, 0));
+    painter.drawLine(at + QPointF(0, -8), at + QPointF(0, 8));
+    painter.drawText(at + QPointF(10, -6), tools_->tool() == EditTool::FillHoles ? "F" : "G");
+  }
+}
+
+bool SliceView::startEdit(QMouseEvent* event) {
+  if (!tools_ || tools_->tool() == EditTool::Navigate || event->button() != Qt::LeftButton ||
+      (event->modifiers() & Qt::ShiftModifier))
+    return false;
+  const auto voxel = voxelAt(event->position());
+  if (!voxel) return true;  // outside the image: nothing to do, and no cursor move either
+  try {
+    const uint8_t label = static_cast<uint8_t>(tools_->activeLabel());
+    switch (tools_->tool()) {
+      case EditTool::Paint:
+      case EditTool::Erase:
+        stroke_ = std::make_unique<LabelEditBuilder>(document_.labelsForEditing(), tools_->rules(document_), &document_.image());
+        strokeLast_ = *voxel;
+        continueStroke(*voxel);
+        break;
+      case EditTool::FillHoles:
+        document_.setCursor(*voxel);
+        document_.finishEdit(fillHolesInSlice(document_.labelsForEditing(), tools_->rules(document_), layout().sliceAxis,
+                                              (*voxel)[size_t(layout().sliceAxis)], label));
+        break;
+      case EditTool::GrowFromSeed:
+        document_.setCursor(*voxel);
+        Q_EMIT growSeedClicked(*voxel);
+        break;
+      case EditTool::Navigate: break;
+    }
+  } catch (const std::exception& e) {
+    stroke_.reset();
+    Q_EMIT editFailed(QString::fromUtf8(e.what()));
+  }
+  return true;
+}
+
+void SliceView::continueStroke(const std::array<int64_t, 3>& voxel) {
+  const LabelVolume& labels = document_.labels();
+  const bool erase = tools_->tool() == EditTool::Erase;
+  strokeSegment(*stroke_, tools_->brush(layout().sliceAxis), labels.geometry, labels.size, strokeLast_, voxel,
+                static_cast<uint8_t>(tools_->activeLabel()), erase);
+  // The box the brush could have touched on this segment: the views redraw it now.
+  VoxelBox box;
+  const double r = tools_->brushRadiusMm();
+  for (const auto& end : {strokeLast_, voxel})
+    for (int a = 0; a < 3; ++a) {
+      auto reach = end;
+      reach[size_t(a)] += int64_t(std::ceil(r / labels.geometry.spacing[size_t(a)]));
+      box.add(reach);
+      reach[size_t(a)] = end[size_t(a)] - int64_t(std::ceil(r / labels.geometry.spacing[size_t(a)]));
+      box.add(reach);
+    }
+  strokeLast_ = voxel;
+  document_.labelsTouched(box);
+}
+
+void SliceView::finishStroke() {
+  if (!stroke_) return;
+  const bool erase = tools_->tool() == EditTool::Erase;
+  const auto style = document_.labelStyles().find(tools_->activeLabel());
+  const QString name = style != document_.labelStyles().end() ? style->second.name : QString::number(tools_->activeLabel());
+  const QString what = tr("%1 %2 (%3 mm %4)")
+                           .arg(erase ? tr("erase") : tr("paint"), name)
+                           .arg(tools_->brushRadiusMm(), 0, 'f', 1)
+                           .arg(tools_->ball() ? tr("ball") : tr("disk"));
+  LabelEdit edit = stroke_->finish(what.toStdString());
+  stroke_.reset();
+  document_.finishEdit(std::move(edit));
+}
+
+void SliceView::leaveEvent(QEvent*) {
+  mouse_.reset();
+  update();
 }
 
 void SliceView::wheelEvent(QWheelEvent* event) {
   const int steps = event->angleDelta().y() / 120;
   if (steps == 0) return;
-  if (event->modifiers() & Qt::ControlModifier)
+  if (tools_ && (event->modifiers() & Qt::ShiftModifier))  // Slicer's brush size
+    tools_->growBrush(steps);
+  else if (event->modifiers() & Qt::ControlModifier)
     setZoom(zoom_ * std::pow(1.25, steps));
   else
     document_.moveSlice(axis_, steps);
@@ -208,6 +329,7 @@ void SliceView::wheelEvent(QWheelEvent* event) {
 }
 
 void SliceView::mousePressEvent(QMouseEvent* event) {
+  if (startEdit(event)) return;
   dragButton_ = event->button();
   dragStart_ = event->position();
   dragStartWindowLevel_ = document_.windowLevel();
@@ -220,7 +342,16 @@ void SliceView::mousePressEvent(QMouseEvent* event) {
 }
 
 void SliceView::mouseMoveEvent(QMouseEvent* event) {
-  if (auto voxel = voxelAt(event->position())) Q_EMIT hovered(readout(*voxel));
+  const auto hoveredVoxel = voxelAt(event->position());
+  if (hoveredVoxel) Q_EMIT hovered(readout(*hoveredVoxel));
+  if (tools_ && tools_->tool() != EditTool::Navigate) {
+    mouse_ = event->position();
+    update();
+  }
+  if (stroke_) {
+    if (hoveredVoxel) continueStroke(*hoveredVoxel);
+    return;
+  }
   const QPointF delta = event->position() - dragStart_;
   switch (dragButton_) {
     case Qt::LeftButton:
@@ -240,6 +371,9 @@ void SliceView::mouseMoveEvent(QMouseEvent* event) {
   }
 }
 
-void SliceView::mouseReleaseEvent(QMouseEvent*) { dragButton_ = Qt::NoButton; }
+void SliceView::mouseReleaseEvent(QMouseEvent*) {
+  finishStroke();
+  dragButton_ = Qt::NoButton;
+}
 
 }  // namespace medseg::studio

@@ -85,6 +85,9 @@ SurfaceView::SurfaceView(ViewerDocument& document, QWidget* parent)
     rebuildSurfaces();
     update();
   });
+  connect(&document_, &ViewerDocument::labelsEdited, this, [this](const VoxelBox&, const QList<int>& labels) {
+    if (!labels.isEmpty()) rebuildEditedSurfaces(labels);  // empty: a stroke still being drawn
+  });
   connect(&document_, &ViewerDocument::displayChanged, this, [this] {
     applyStyles();
     if (volumeRendering_) rebuildVolume();
@@ -145,6 +148,7 @@ void SurfaceView::rebuildBrain() {
 
 void SurfaceView::rebuildSurfaces() {
   const uint64_t generation = ++labelsGeneration_;
+  editBuild_ = false;
   changeScene([this] { scene_->clearLabelSurfaces(); });
   if (!document_.hasLabels()) {
     jobs_.cancel("labels");
@@ -175,6 +179,47 @@ void SurfaceView::rebuildSurfaces() {
       const QString message = QString::fromUtf8(e.what());
       QMetaObject::invokeMethod(this, [this, generation, message] { buildFailed(generation, message); },
                                 Qt::QueuedConnection);
+    }
+  });
+}
+
+void SurfaceView::rebuildEditedSurfaces(const QList<int>& edited) {
+  // A whole-mask build still under way would be cut short by a partial one: start over instead.
+  if (building_ && !editBuild_) return rebuildSurfaces();
+  const uint64_t generation = ++labelsGeneration_;
+  building_ = editBuild_ = true;
+  surfacesExpected_ = 0;
+  editTimer_.start();
+  std::vector<int> only(edited.begin(), edited.end());
+  auto labels = std::make_shared<const LabelVolume>(document_.labels());
+  render::SurfaceOptions options = options_;
+  // The triangle budget is shared by all labels; the rebuilt ones get their share of it.
+  const int shown = std::max<int>(1, scene_->surfaceCount());
+  options.triangleBudget = std::max<int64_t>(1, options.triangleBudget * int64_t(only.size()) / std::max<int>(shown, int(only.size())));
+  jobs_.submit("labels", [this, labels, options, only, generation](const render::Cancellation& cancel) {
+    try {
+      const render::SurfacePlan plan = render::planSurfaces(*labels, only, options, cancel);
+      std::vector<int> planned;
+      for (const auto& extent : plan.extents) planned.push_back(extent.label);
+      QMetaObject::invokeMethod(this, [this, generation, only, planned] {
+        if (generation != labelsGeneration_) return;
+        // A label the edit removed entirely has no surface any more.
+        changeScene([&] {
+          for (int label : only)
+            if (std::find(planned.begin(), planned.end(), label) == planned.end()) scene_->removeLabelSurface(label);
+        });
+        planArrived(generation, int(planned.size()));
+      }, Qt::QueuedConnection);
+      render::buildLabelSurfaces(*labels, plan, options, cancel, [&](render::LabelSurface surface, int index) {
+        QMetaObject::invokeMethod(this, [this, generation, surface, geometry = labels->geometry, index] {
+          surfaceArrived(generation, surface, geometry, index);
+        }, Qt::QueuedConnection);
+      });
+    } catch (const render::BuildCancelled&) {
+      throw;
+    } catch (const std::exception& e) {
+      const QString message = QString::fromUtf8(e.what());
+      QMetaObject::invokeMethod(this, [this, generation, message] { buildFailed(generation, message); }, Qt::QueuedConnection);
     }
   });
 }
@@ -210,7 +255,8 @@ void SurfaceView::buildFailed(uint64_t generation, const QString& message) {
 }
 
 void SurfaceView::finishBuild() {
-  building_ = false;
+  if (editBuild_) lastEditUpdateMs_ = double(editTimer_.nsecsElapsed()) / 1e6;
+  building_ = editBuild_ = false;
   note_->hide();
   Q_EMIT surfacesFinished();
 }

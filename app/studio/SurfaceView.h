@@ -3,7 +3,9 @@
 // (the scene of app/render, shared with `medseg render`), kept in step with the document.
 // Surfaces are built on a worker thread (BackgroundJobs), one label at a time within the triangle
 // budget, and appear as they arrive; a note in the view says how far the build is. A new mask
-// cancels the build of the old one, whose surfaces never appear.
+// cancels the build of the old one, whose surfaces never appear. An edit rebuilds only the labels it
+// touched (rebuildEditedSurfaces): the others stay as they are.
+#include <QElapsedTimer>
 #include <QLabel>
 #include <cstdint>
 #include <memory>
@@ -35,6 +37,9 @@ class SurfaceView : public VtkOpenGLWidget {
   // Budget and island size for the surfaces (rebuilds them); defaults from the studio's settings.
   void setSurfaceOptions(const render::SurfaceOptions& options);
   const render::SurfaceOptions& surfaceOptions() const { return options_; }
+  // Milliseconds from an edit to the last of its labels' surfaces shown (-1: none yet); what the
+  // editing benchmark reads.
+  double lastEditUpdateMs() const { return lastEditUpdateMs_; }
   // True from a mask change until its last surface is shown (or the build failed).
   bool surfacesBuilding() const { return building_; }
   // What the view says about the build ("building surfaces 2/3"); empty when there is nothing to say.
@@ -50,6 +55,8 @@ class SurfaceView : public VtkOpenGLWidget {
  private:
   void rebuildBrain();
   void rebuildSurfaces();
+  // After an edit: only the labels it touched, each from its own box, on the worker; the others stay.
+  void rebuildEditedSurfaces(const QList<int>& labels);
   void rebuildVolume();
   void applyStyles();
   void planArrived(uint64_t generation, int total);
@@ -74,6 +81,9 @@ class SurfaceView : public VtkOpenGLWidget {
   uint64_t brainGeneration_ = 0;
   int surfacesExpected_ = 0;
   bool building_ = false;
+  bool editBuild_ = false;          // the build under way is an edit's (rebuildEditedSurfaces)
+  QElapsedTimer editTimer_;
+  double lastEditUpdateMs_ = -1.0;
   enum class CameraFit { None, Labels, Brain } cameraFit_ = CameraFit::None;
   // Drawn in the first frame only: compiles the surface shaders then (a software renderer takes a
   // couple of hundred milliseconds), not when the first real surface arrives.

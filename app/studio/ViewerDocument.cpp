@@ -4,8 +4,12 @@
 #include <cmath>
 #include <vector>
 
+#include <QDateTime>
+
 #include "app/render/LabelPalette.h"
+#include "core/io/DicomSeg.h"
 #include "core/io/ImageIO.h"
+#include "core/io/Provenance.h"
 
 namespace medseg::studio {
 
@@ -49,6 +53,10 @@ void ViewerDocument::setLabels(LabelVolume labels, const QString& name, const La
                        " but the image is " + describeSize(image_.size) + "; open the matching image first");
   labels_ = std::move(labels);
   labelsPath_ = name;
+  sourceLabels_ = labels_;
+  labelsSource_ = {{"mask", name.toStdString()}};
+  history_.clear();
+  Q_EMIT historyChanged();
   std::vector<bool> present(256, false);
   for (uint8_t v : labels_.data) present[v] = true;
   labelStyles_.clear();
@@ -59,14 +67,142 @@ void ViewerDocument::setLabels(LabelVolume labels, const QString& name, const La
 
 void ViewerDocument::clearLabels() {
   labels_ = LabelVolume();
+  sourceLabels_ = LabelVolume();
   labelsPath_.clear();
+  history_.clear();
   Q_EMIT labelsChanged();
+  Q_EMIT historyChanged();
 }
 
-void ViewerDocument::saveLabels(const QString& path) const {
+void ViewerDocument::saveLabels(const QString& path) {
   if (!hasLabels()) throw ImageIOError("there is no label map to save");
-  writeLabels(labels_, path.toStdString());
-  writeLabelTablesBeside(labelTable(), path.toStdString());
+  const std::filesystem::path file = path.toStdString();
+  writeLabels(labels_, file);
+  writeLabelTablesBeside(labelTable(), file);
+  if (history_.undoSteps() > 0 || history_.dropped() > 0) writeProvenanceBeside(provenance(), file);
+  history_.markSaved();
+  Q_EMIT historyChanged();
+}
+
+DicomSegOptions ViewerDocument::dicomSegOptions() const {
+  DicomSegOptions options;
+  if (history_.undoSteps() > 0 || history_.dropped() > 0) options.seriesDescription = "MedSeg segmentation, corrected by hand";
+  return options;
+}
+
+LabelTable ViewerDocument::segmentTable() const {
+  int highest = 0;
+  for (uint8_t v : labels_.data) highest = std::max(highest, int(v));
+  const LabelTable shown = labelTable();
+  LabelTable table;
+  for (int label = 1; label <= highest; ++label) {
+    const auto entry = shown.entries.find(label);
+    if (entry != shown.entries.end()) {
+      table.entries[label] = entry->second;
+      continue;
+    }
+    const LabelStyle style = labelStyleFrom(shown, label);
+    table.entries[label] = {style.name.toStdString(),
+                            {uint8_t(style.color.red()), uint8_t(style.color.green()), uint8_t(style.color.blue())},
+                            style.opacity,
+                            style.visible};
+  }
+  return table;
+}
+
+void ViewerDocument::saveLabelsAsDicomSeg(const QString& path) {
+  if (!hasLabels()) throw ImageIOError("there is no label map to save");
+  if (!std::filesystem::is_directory(imagePath_.toStdString()))
+    throw ImageIOError("a DICOM SEG is written over the image's DICOM series; " + imagePath_.toStdString() +
+                       " is not a DICOM series folder (save the mask as NIfTI or NRRD instead)");
+  const bool corrected = history_.undoSteps() > 0 || history_.dropped() > 0;
+  const std::filesystem::path file = path.toStdString();
+  LabelVolume onImageGrid = labels_;  // as the sender: the mask lies voxel for voxel on the series' grid
+  onImageGrid.geometry = image_.geometry;
+  writeDicomSeg(onImageGrid, segmentTable(), imagePath_.toStdString(), file, dicomSegOptions());
+  if (corrected) writeProvenanceBeside(provenance(), file);
+  history_.markSaved();
+  Q_EMIT historyChanged();
+}
+
+LabelVolume& ViewerDocument::labelsForEditing() {
+  if (!hasLabels()) {
+    if (!hasImage()) throw ImageIOError("open an image before drawing a mask");
+    labels_ = LabelVolume(image_.size, 1, image_.geometry, 0);
+    sourceLabels_ = labels_;
+    labelsPath_.clear();
+    labelsSource_ = {{"mask", "drawn in the studio"}};
+    history_.clear();
+    Q_EMIT labelsChanged();
+  }
+  return labels_;
+}
+
+void ViewerDocument::labelsTouched(const VoxelBox& box) {
+  if (!box.empty()) Q_EMIT labelsEdited(box, {});
+}
+
+void ViewerDocument::editedLabels(const LabelEdit& edit) {
+  QList<int> touched;
+  bool newStyle = false;
+  for (int label : edit.touchedLabels()) {
+    touched << label;
+    if (!labelStyles_.count(label)) {
+      labelStyles_[label] = labelStyleFrom(LabelTable{}, label);
+      newStyle = true;
+    }
+  }
+  if (newStyle) Q_EMIT displayChanged();
+  Q_EMIT labelsEdited(edit.bounds(labels_.size), touched);
+  Q_EMIT historyChanged();
+}
+
+void ViewerDocument::finishEdit(LabelEdit edit) {
+  if (edit.empty()) return;
+  history_.record(std::move(edit));
+  editedLabels(history_.lastApplied());
+}
+
+bool ViewerDocument::undo() {
+  const LabelEdit* edit = history_.undo(labels_);
+  if (edit) editedLabels(*edit);
+  return edit != nullptr;
+}
+
+bool ViewerDocument::redo() {
+  const LabelEdit* edit = history_.redo(labels_);
+  if (edit) editedLabels(*edit);
+  return edit != nullptr;
+}
+
+void ViewerDocument::setLabelsSource(nlohmann::json source) { labelsSource_ = std::move(source); }
+
+nlohmann::json ViewerDocument::provenance() const {
+  // Against the mask as loaded: what the corrections changed, whatever the path through undo and redo.
+  std::map<int, std::pair<int64_t, int64_t>> perLabel;  // label -> (added, removed)
+  int64_t changed = 0;
+  for (size_t i = 0; i < labels_.data.size() && i < sourceLabels_.data.size(); ++i) {
+    const uint8_t before = sourceLabels_.data[i], after = labels_.data[i];
+    if (before == after) continue;
+    ++changed;
+    if (after) ++perLabel[after].first;
+    if (before) ++perLabel[before].second;
+  }
+  nlohmann::json labels = nlohmann::json::object();
+  for (const auto& [label, counts] : perLabel) {
+    const auto style = labelStyles_.find(label);
+    labels[std::to_string(label)] = {{"name", style != labelStyles_.end() ? style->second.name.toStdString() : ""},
+                                     {"added", counts.first},
+                                     {"removed", counts.second}};
+  }
+  return {{"corrected", changed > 0},
+          {"source", labelsSource_},
+          {"image", imagePath_.toStdString()},
+          {"edits", history_.undoSteps() + history_.dropped()},
+          {"changed_voxels", changed},
+          {"changed_voxels_per_label", labels},
+          {"saved_at", QDateTime::currentDateTimeUtc().toString(Qt::ISODate).toStdString()},
+          {"medseg_version", MEDSEG_VERSION}};
 }
 
 LabelTable ViewerDocument::labelTable() const {

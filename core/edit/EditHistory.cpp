@@ -49,6 +49,11 @@ const std::string& EditHistory::undoText() const {
   return canUndo() ? steps_[position_ - 1].description : none;
 }
 
+const LabelEdit& EditHistory::lastApplied() const {
+  if (!canUndo()) throw std::logic_error("EditHistory::lastApplied: no step has been applied");
+  return steps_[position_ - 1];
+}
+
 const std::string& EditHistory::redoText() const {
   static const std::string none;
   return canRedo() ? steps_[position_].description : none;

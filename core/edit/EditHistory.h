@@ -27,6 +27,7 @@ class EditHistory {
   size_t undoSteps() const { return position_; }
   size_t redoSteps() const { return steps_.size() - position_; }
   const std::string& undoText() const;  // the step undo would revert ("" when none)
+  const LabelEdit& lastApplied() const;  // that step itself; std::logic_error when there is none
   const std::string& redoText() const;
   size_t bytes() const { return bytes_; }
   size_t maxBytes() const { return maxBytes_; }

@@ -113,7 +113,8 @@ std::string dimensionUid() {
 
 }  // namespace
 
-void writeDicomSeg(const LabelVolume& labels, const LabelTable& table, const fs::path& sourceFolder, const fs::path& out) {
+void writeDicomSeg(const LabelVolume& labels, const LabelTable& table, const fs::path& sourceFolder, const fs::path& out,
+                   const DicomSegOptions& options) {
   quietDcmtk();
   if (labels.empty() || labels.channels != 1) fail(out, "a DICOM SEG is written from a single-channel label map");
   if (labels.size[0] > 65535 || labels.size[1] > 65535) fail(out, "slices too large for DICOM (more than 65535 pixels a side)");
@@ -143,7 +144,7 @@ void writeDicomSeg(const LabelVolume& labels, const LabelTable& table, const fs:
         out, "cannot create DICOM SEG");
   std::unique_ptr<DcmSegmentation> seg(created);
   check(seg->importFromSourceImage(OFString(source.slices.front().file.c_str())), out, "cannot take patient and study from the source");
-  seg->getSeries().setSeriesDescription("MedSeg segmentation");
+  seg->getSeries().setSeriesDescription(options.seriesDescription.c_str());
   seg->getSeries().setSeriesNumber("1000");
 
   FGPixelMeasures measures;

@@ -34,11 +34,15 @@ struct DicomSegImage {
   std::string sopInstanceUid;
 };
 
+struct DicomSegOptions {
+  std::string seriesDescription = "MedSeg segmentation";  // "... corrected by hand" for an edited mask
+};
+
 // labels on the grid of the DICOM series in `sourceSeries` (a folder, as read by readImage), one
 // segment per entry of `table` (values 1..255). Written atomically. ImageIOError when the grid and
 // the series disagree or the series cannot be read.
 void writeDicomSeg(const LabelVolume& labels, const LabelTable& table, const std::filesystem::path& sourceSeries,
-                   const std::filesystem::path& out);
+                   const std::filesystem::path& out, const DicomSegOptions& options = {});
 
 // A readable file whose SOP class is Segmentation Storage.
 bool isDicomSegFile(const std::filesystem::path& path);

@@ -1,4 +1,5 @@
 #include "core/io/LabelTable.h"
+#include "core/io/SidecarPath.h"
 
 #include <algorithm>
 #include <cctype>
@@ -17,18 +18,6 @@ namespace {
   throw std::runtime_error(path.string() + (line > 0 ? ":" + std::to_string(line) : std::string()) + ": " + what +
                            "; expected an ITK-SNAP label description, a Slicer colour table, an index-name list "
                            "or a 768-byte .lut");
-}
-
-std::string withoutImageExtension(const fs::path& labelMap) {
-  std::string name = labelMap.filename().string();
-  std::string lower = name;
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-  for (const char* ext : {".nii.gz", ".nii", ".nrrd", ".nhdr", ".mha", ".mhd"}) {
-    const std::string e = ext;
-    if (lower.size() > e.size() && lower.compare(lower.size() - e.size(), e.size(), e) == 0)
-      return name.substr(0, name.size() - e.size());
-  }
-  return labelMap.stem().string();
 }
 
 bool wholeNumber(const std::string& word, long lowest, long highest, long& value) {
@@ -196,13 +185,9 @@ LabelTable readLabelTable(const fs::path& path) {
   return parseText(path, readTextFile(path, 4u << 20)).table;
 }
 
-fs::path itkSnapLabelPath(const fs::path& labelMap) {
-  return labelMap.parent_path() / (withoutImageExtension(labelMap) + ".label.txt");
-}
+fs::path itkSnapLabelPath(const fs::path& labelMap) { return sidecarPath(labelMap, ".label.txt"); }
 
-fs::path slicerColorTablePath(const fs::path& labelMap) {
-  return labelMap.parent_path() / (withoutImageExtension(labelMap) + ".ctbl");
-}
+fs::path slicerColorTablePath(const fs::path& labelMap) { return sidecarPath(labelMap, ".ctbl"); }
 
 std::optional<LabelTable> findLabelTableFor(const fs::path& labelMap) {
   const fs::path folder = labelMap.parent_path();
