@@ -48,7 +48,7 @@ struct ScalingOptions {
   int gpusPerNode = 4;                             // how predicted sizes are spread over nodes
   bool intraGiven = false, interGiven = false;     // link constants from the command line
   double timeoutMinutes = 30.0;
-  int repeats = 1;                                 // runs per size; the median run is the measurement
+  int repeats = 1;                                 // runs per size (interleaved); the median is the measurement
 };
 
 // The link inputs: the defaults with their data-sheet sources, or the command line's values.
@@ -120,20 +120,28 @@ nlohmann::json runOnce(const ScalingOptions& o, RunMode mode, int ranks, const f
   return readResultJson(folder, "metrics.json");
 }
 
-// One size measured `repeats` times (folders NAME, NAME.2, NAME.3, ...): on a machine whose speed
-// drifts one run is one sample, and the run whose `key` (in its metrics.json) is the median is the
-// size's measurement, with its journal, link probe and figures together. `check` vets each run.
-fs::path medianRun(const ScalingOptions& o, RunMode mode, int ranks, const fs::path& first, const std::string& key,
-                   Reporter& reporter, const std::function<void(const fs::path&)>& check = {}) {
-  std::vector<std::pair<double, fs::path>> runs;
-  for (int r = 1; r <= o.repeats; ++r) {
-    const fs::path folder = r == 1 ? first : fs::path(first.string() + "." + std::to_string(r));
-    const auto metrics = runOnce(o, mode, ranks, folder, reporter);
-    if (check) check(folder);
-    runs.emplace_back(metrics.at(key).get<double>(), folder);
+// Every size measured `repeats` times, the sizes interleaved (1, 2, 1, 2, ...) so that a machine whose
+// speed drifts weighs on each size alike. One run is one sample (a shared VM's runs spread +-30 %, both
+// ways), so the run whose `key` in metrics.json is the median of a size's runs is the size's
+// measurement, with its journal, link probe and figures together. Folders PREFIX-W, PREFIX-W.2, ...;
+// `check` vets each run. Returns size -> the median run's folder.
+std::map<int, fs::path> measureSizes(const ScalingOptions& o, RunMode mode, const std::vector<int>& sizes, int extraRanks,
+                                     const fs::path& out, const std::string& prefix, const std::string& key,
+                                     Reporter& reporter, const std::function<void(const fs::path&, int)>& check = {}) {
+  std::map<int, std::vector<std::pair<double, fs::path>>> runs;
+  for (int r = 1; r <= o.repeats; ++r)
+    for (int size : sizes) {
+      const std::string name = prefix + "-" + std::to_string(size) + (r == 1 ? "" : "." + std::to_string(r));
+      const auto metrics = runOnce(o, mode, size + extraRanks, out / name, reporter);
+      if (check) check(out / name, size);
+      runs[size].emplace_back(metrics.at(key).get<double>(), out / name);
+    }
+  std::map<int, fs::path> folders;
+  for (auto& [size, samples] : runs) {
+    std::sort(samples.begin(), samples.end());
+    folders[size] = samples[(samples.size() - 1) / 2].second;
   }
-  std::sort(runs.begin(), runs.end());
-  return runs[(runs.size() - 1) / 2].second;
+  return folders;
 }
 
 // Where the trials of one search spent their time, from its journal: the start-up and data-load
@@ -235,13 +243,18 @@ MachineCeiling measureCeiling(const ScalingOptions& o, RunMode mode, int workers
                               Reporter& reporter) {
   if (!reporter.json()) reporter.log("machine ceiling for " + std::to_string(workers) + " copies at once ...");
   const MachineCeiling ceiling =
-      measureMachineCeiling(trainingWork(o, mode), workers, out / ("ceiling-" + toString(mode) + "-" + std::to_string(workers)));
+      measureMachineCeiling(trainingWork(o, mode), workers, out / ("ceiling-" + toString(mode) + "-" + std::to_string(workers)),
+                            o.repeats);
   nlohmann::json record = ceiling.toJson();
   record["mode"] = toString(mode);
   report.ceilings.push_back(record);
   reporter.emit({{"event", "log"}, {"message", "ceiling " + toString(mode) + " x " + std::to_string(workers) + ": " + record.dump()}});
   return ceiling;
 }
+
+// Work running at once is never faster than alone: a ceiling measured above 1 is the machine's noise,
+// and the model takes no speed-up from it (the report keeps the measured value).
+double slowdownFromCeiling(double ceilingEfficiency) { return std::max(1.0, 1.0 / ceilingEfficiency); }
 
 // A size measures nothing when its trials failed: its makespan would time failures. The study stops
 // there, naming the trials' errors, and reports no row from it.
@@ -294,9 +307,7 @@ int runScaling(const ScalingOptions& o, CliContext& context) {
     model.intraNode = intra.cost;
     model.interNode = inter.cost;
     report.inputs.push_back({"overlap", o.overlap, "", "assumed: share of communication hidden behind backward (--overlap)", false});
-    std::map<int, fs::path> measured;  // ranks -> the median run's folder
-    for (int ranks : sizes)
-      measured[ranks] = medianRun(absolute, RunMode::Data, ranks, out / ("data-" + std::to_string(ranks)), "step_seconds", reporter);
+    std::map<int, fs::path> measured = measureSizes(absolute, RunMode::Data, sizes, 0, out, "data", "step_seconds", reporter);
     // This machine's ranks talk over the link measured here (when 2 or more ranks ran); sizes beyond
     // it over the assumed NVLink / InfiniBand.
     DataParallelModel here = model;
@@ -330,7 +341,7 @@ int runScaling(const ScalingOptions& o, CliContext& context) {
       DataParallelModel atThisSize = here;
       if (ranks > 1) {  // the ranks share this machine: its ceiling for that many at once
         row.ceilingEfficiency = measureCeiling(absolute, RunMode::Data, ranks, out, report, reporter).efficiency();
-        atThisSize.computeSlowdownAtOnce = 1.0 / row.ceilingEfficiency;
+        atThisSize.computeSlowdownAtOnce = slowdownFromCeiling(row.ceilingEfficiency);
       }
       const int nodes = std::max(1, std::min(o.nodes, ranks));
       const auto prediction = predictDataParallel(atThisSize, nodes, (ranks + nodes - 1) / nodes);
@@ -353,15 +364,16 @@ int runScaling(const ScalingOptions& o, CliContext& context) {
   }
   if (o.mode == "experiment" || o.mode == "both") {
     ExperimentParallelModel model;
+    // One coordinator rank plus `workers` trial workers.
+    const std::map<int, fs::path> measured =
+        measureSizes(absolute, RunMode::Experiment, sizes, 1, out, "experiment", "seconds", reporter,
+                     [](const fs::path& run, int workers) {
+                       ResultsJournal journal(run / "results.jsonl");
+                       journal.load();
+                       requireFinishedTrials(journal, workers);
+                     });
     for (int workers : sizes) {
-      // One coordinator rank plus `workers` trial workers.
-      const fs::path folder =
-          medianRun(absolute, RunMode::Experiment, workers + 1, out / ("experiment-" + std::to_string(workers)), "seconds",
-                    reporter, [workers](const fs::path& run) {
-                      ResultsJournal journal(run / "results.jsonl");
-                      journal.load();
-                      requireFinishedTrials(journal, workers);
-                    });
+      const fs::path folder = measured.at(workers);
       const auto metrics = readResultJson(folder, "metrics.json");
       ScalingRow row;
       row.mode = "experiment";
@@ -403,7 +415,7 @@ int runScaling(const ScalingOptions& o, CliContext& context) {
       ExperimentParallelModel atThisSize = model;
       if (workers > 1) {  // the workers share this machine: its ceiling for that many trials at once
         row.ceilingEfficiency = measureCeiling(absolute, RunMode::Experiment, workers, out, report, reporter).efficiency();
-        atThisSize.slowdownAtOnce = 1.0 / row.ceilingEfficiency;
+        atThisSize.slowdownAtOnce = slowdownFromCeiling(row.ceilingEfficiency);
       }
       const auto base = predictExperimentParallel(model, sizes.front());
       const auto prediction = predictExperimentParallel(atThisSize, workers);
@@ -450,7 +462,9 @@ void addScaling(CLI::App& parent, CliContext& context) {
   cmd->add_option("--data", o->data, "Data-set folder");
   cmd->add_option("--out", o->out, "Output folder (one sub-folder per run + scaling.csv/json/svg)")->required();
   cmd->add_option("--set", o->overrides, "Config override key=value for every run (repeatable)");
-  cmd->add_option("--repeats", o->repeats, "Runs per size; the run with the median time is the size's measurement")
+  cmd->add_option("--repeats", o->repeats,
+                  "Runs per size, sizes interleaved; the median run is the size's measurement (and the ceiling is measured in "
+                  "as many rounds)")
       ->check(CLI::Range(1, 20))
       ->capture_default_str();
   cmd->add_option("--worker", o->worker, "medseg-worker program (default: beside medseg)");

@@ -147,7 +147,7 @@ void SurfaceView::rebuildBrain() {
 }
 
 void SurfaceView::rebuildSurfaces() {
-  const uint64_t generation = ++labelsGeneration_;
+  ++labelsGeneration_;
   editBuild_ = false;
   changeScene([this] { scene_->clearLabelSurfaces(); });
   if (!document_.hasLabels()) {
@@ -156,46 +156,32 @@ void SurfaceView::rebuildSurfaces() {
     note_->hide();
     return;
   }
-  building_ = true;
-  surfacesExpected_ = 0;
   showNote(tr("building surfaces…"));
-  // The worker's own copy (one byte a voxel): the document may change the mask while it builds.
-  auto labels = std::make_shared<const LabelVolume>(document_.labels());
-  const render::SurfaceOptions options = options_;
-  jobs_.submit("labels", [this, labels, options, generation](const render::Cancellation& cancel) {
-    try {
-      const render::SurfacePlan plan = render::planSurfaces(*labels, {}, options, cancel);
-      const int total = static_cast<int>(plan.extents.size());
-      QMetaObject::invokeMethod(this, [this, generation, total] { planArrived(generation, total); },
-                                Qt::QueuedConnection);
-      render::buildLabelSurfaces(*labels, plan, options, cancel, [&](render::LabelSurface surface, int index) {
-        QMetaObject::invokeMethod(this, [this, generation, surface, geometry = labels->geometry, index] {
-          surfaceArrived(generation, surface, geometry, index);
-        }, Qt::QueuedConnection);
-      });
-    } catch (const render::BuildCancelled&) {
-      throw;
-    } catch (const std::exception& e) {  // e.g. std::bad_alloc: say so in the view, keep what is shown
-      const QString message = QString::fromUtf8(e.what());
-      QMetaObject::invokeMethod(this, [this, generation, message] { buildFailed(generation, message); },
-                                Qt::QueuedConnection);
-    }
-  });
+  buildSurfaces({}, options_);
 }
 
 void SurfaceView::rebuildEditedSurfaces(const QList<int>& edited) {
   // A whole-mask build still under way would be cut short by a partial one: start over instead.
   if (building_ && !editBuild_) return rebuildSurfaces();
-  const uint64_t generation = ++labelsGeneration_;
-  building_ = editBuild_ = true;
-  surfacesExpected_ = 0;
+  ++labelsGeneration_;
+  editBuild_ = true;
   editTimer_.start();
   std::vector<int> only(edited.begin(), edited.end());
-  auto labels = std::make_shared<const LabelVolume>(document_.labels());
   render::SurfaceOptions options = options_;
   // The triangle budget is shared by all labels; the rebuilt ones get their share of it.
   const int shown = std::max<int>(1, scene_->surfaceCount());
   options.triangleBudget = std::max<int64_t>(1, options.triangleBudget * int64_t(only.size()) / std::max<int>(shown, int(only.size())));
+  buildSurfaces(only, options);
+}
+
+// The surfaces of `only` (all labels when empty) built on the worker for the current generation,
+// each handed to surfaceArrived as it is finished. Labels of `only` the mask no longer has lose theirs.
+void SurfaceView::buildSurfaces(std::vector<int> only, const render::SurfaceOptions& options) {
+  const uint64_t generation = labelsGeneration_;
+  building_ = true;
+  surfacesExpected_ = 0;
+  // The worker's own copy (one byte a voxel): the document may change the mask while it builds.
+  auto labels = std::make_shared<const LabelVolume>(document_.labels());
   jobs_.submit("labels", [this, labels, options, only, generation](const render::Cancellation& cancel) {
     try {
       const render::SurfacePlan plan = render::planSurfaces(*labels, only, options, cancel);
@@ -203,7 +189,6 @@ void SurfaceView::rebuildEditedSurfaces(const QList<int>& edited) {
       for (const auto& extent : plan.extents) planned.push_back(extent.label);
       QMetaObject::invokeMethod(this, [this, generation, only, planned] {
         if (generation != labelsGeneration_) return;
-        // A label the edit removed entirely has no surface any more.
         changeScene([&] {
           for (int label : only)
             if (std::find(planned.begin(), planned.end(), label) == planned.end()) scene_->removeLabelSurface(label);
@@ -217,7 +202,7 @@ void SurfaceView::rebuildEditedSurfaces(const QList<int>& edited) {
       });
     } catch (const render::BuildCancelled&) {
       throw;
-    } catch (const std::exception& e) {
+    } catch (const std::exception& e) {  // e.g. std::bad_alloc: say so in the view, keep what is shown
       const QString message = QString::fromUtf8(e.what());
       QMetaObject::invokeMethod(this, [this, generation, message] { buildFailed(generation, message); }, Qt::QueuedConnection);
     }

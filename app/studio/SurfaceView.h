@@ -57,6 +57,7 @@ class SurfaceView : public VtkOpenGLWidget {
   void rebuildSurfaces();
   // After an edit: only the labels it touched, each from its own box, on the worker; the others stay.
   void rebuildEditedSurfaces(const QList<int>& labels);
+  void buildSurfaces(std::vector<int> only, const render::SurfaceOptions& options);
   void rebuildVolume();
   void applyStyles();
   void planArrived(uint64_t generation, int total);

@@ -1,7 +1,9 @@
 // medseg-studio: the desktop viewer. Also renders report screenshots without interaction:
 //   medseg-studio --open IMG [--overlay MASK] --screenshot OUT.png [--view all|axial|coronal|sagittal|3d]
+//                 [--dock Labels|Edit|Training|Inference|Cluster]
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QDockWidget>
 #include <QSurfaceFormat>
 #include <QTimer>
 #include <cstdio>
@@ -31,7 +33,8 @@ int main(int argc, char** argv) {
   QCommandLineOption view("view", "What the screenshot shows: all, axial, coronal, sagittal or 3d.", "VIEW", "all");
   QCommandLineOption size("size", "Window size for screenshots, WIDTHxHEIGHT.", "WxH", "1200x900");
   QCommandLineOption volume("volume-rendering", "Turn on volume rendering in the 3-D view.");
-  parser.addOptions({open, overlay, channel, screenshot, view, size, volume});
+  QCommandLineOption dock("dock", "The dock to show in front: Labels, Edit, Training, Inference or Cluster.", "NAME");
+  parser.addOptions({open, overlay, channel, screenshot, view, size, volume, dock});
   parser.addPositionalArgument("image", "Image to open (same as --open).", "[image]");
   parser.process(app);
 
@@ -50,6 +53,14 @@ int main(int argc, char** argv) {
   }
   window.document().setChannel(parser.value(channel).toInt());
   if (parser.isSet(volume)) window.surfaceView()->setVolumeRendering(true);
+  if (parser.isSet(dock)) {
+    auto* shown = window.findChild<QDockWidget*>(parser.value(dock));
+    if (!shown) {
+      std::fprintf(stderr, "medseg-studio: no dock '%s' (Labels, Edit, Training, Inference, Cluster)\n", qPrintable(parser.value(dock)));
+      return 2;
+    }
+    shown->raise();
+  }
 
   if (!scripted) {
     window.show();

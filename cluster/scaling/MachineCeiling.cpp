@@ -1,5 +1,6 @@
 #include "cluster/scaling/MachineCeiling.h"
 
+#include <algorithm>
 #include <numeric>
 #include <stdexcept>
 
@@ -55,11 +56,13 @@ double MachineCeiling::efficiency() const {
 
 nlohmann::json MachineCeiling::toJson() const {
   return {{"workers", workers},         {"work", work},     {"alone_seconds", aloneSeconds}, {"alone_runs", aloneRuns},
-          {"at_once_seconds", atOnceSeconds}, {"pinned", pinned}, {"efficiency", efficiency()}};
+          {"at_once_seconds", atOnceSeconds}, {"at_once_rounds", atOnceRounds}, {"pinned", pinned},
+          {"efficiency", efficiency()}};
 }
 
-MachineCeiling measureMachineCeiling(const CeilingWork& work, int workers, const fs::path& folder) {
+MachineCeiling measureMachineCeiling(const CeilingWork& work, int workers, const fs::path& folder, int rounds) {
   if (workers < 2) throw InputError("machine ceiling: needs at least 2 copies");
+  if (rounds < 1) throw InputError("machine ceiling: needs at least 1 round");
   if (fs::exists(folder)) throw InputError(folder.string() + " already exists; measurements need fresh folders");
   const std::vector<int> cpus = usableCpus();
   MachineCeiling ceiling;
@@ -67,23 +70,36 @@ MachineCeiling measureMachineCeiling(const CeilingWork& work, int workers, const
   ceiling.work = work.description;
   ceiling.pinned = !cpuBlock(cpus, 0, workers).empty();
   // Alone on the block the first worker would have, so the copy has the CPUs it has at once.
-  auto runAlone = [&](const fs::path& where) {
+  auto runAlone = [&](int n) {
+    const fs::path where = folder / ("alone-" + std::to_string(n));
     ceiling.aloneRuns.push_back(finishCopy(work, startCopy(work, where, cpuBlock(cpus, 0, workers)), where));
   };
-  runAlone(folder / "alone");
-  std::vector<pid_t> pids;
-  for (int i = 0; i < workers; ++i) pids.push_back(startCopy(work, folder / ("copy-" + std::to_string(i)), cpuBlock(cpus, i, workers)));
-  std::string failure;
-  for (int i = 0; i < workers; ++i) {  // wait for every copy, even after one failed: none is left behind
-    try {
-      ceiling.atOnceSeconds.push_back(finishCopy(work, pids[size_t(i)], folder / ("copy-" + std::to_string(i))));
-    } catch (const std::exception& error) {
-      if (failure.empty()) failure = error.what();
+  runAlone(1);
+  for (int round = 1; round <= rounds; ++round) {
+    const fs::path at = folder / ("at-once-" + std::to_string(round));
+    std::vector<pid_t> pids;
+    for (int i = 0; i < workers; ++i) pids.push_back(startCopy(work, at / ("copy-" + std::to_string(i)), cpuBlock(cpus, i, workers)));
+    std::vector<double> seconds;
+    std::string failure;
+    for (int i = 0; i < workers; ++i) {  // wait for every copy, even after one failed: none is left behind
+      try {
+        seconds.push_back(finishCopy(work, pids[size_t(i)], at / ("copy-" + std::to_string(i))));
+      } catch (const std::exception& error) {
+        if (failure.empty()) failure = error.what();
+      }
     }
+    if (!failure.empty()) throw std::runtime_error(failure);
+    ceiling.atOnceRounds.push_back(seconds);
+    runAlone(round + 1);
   }
-  if (!failure.empty()) throw std::runtime_error(failure);
-  runAlone(folder / "alone-after");
-  ceiling.aloneSeconds = std::accumulate(ceiling.aloneRuns.begin(), ceiling.aloneRuns.end(), 0.0) / ceiling.aloneRuns.size();
+  // Medians (the lower middle of an even count).
+  std::vector<double> alone = ceiling.aloneRuns;
+  std::sort(alone.begin(), alone.end());
+  ceiling.aloneSeconds = alone[(alone.size() - 1) / 2];
+  auto mean = [](const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0) / double(v.size()); };
+  std::vector<std::vector<double>> byMean = ceiling.atOnceRounds;
+  std::sort(byMean.begin(), byMean.end(), [&](const auto& a, const auto& b) { return mean(a) < mean(b); });
+  ceiling.atOnceSeconds = byMean[(byMean.size() - 1) / 2];
   return ceiling;
 }
 

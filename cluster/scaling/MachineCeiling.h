@@ -19,11 +19,13 @@ namespace medseg::cluster {
 
 struct MachineCeiling {
   int workers = 1;
-  // One copy alone, before and after the copies at once: their mean is the alone time, so a machine
-  // that drifts (a noisy neighbour, a clock that settles) weighs on both sides alike.
+  // One copy alone before and after each round of copies at once (alone, at once, alone, at once, ...,
+  // alone), so drift weighs on both. The median alone run and the median round at once (by the mean
+  // of its copies) are the measurement: a shared VM's runs spread both ways.
   std::vector<double> aloneRuns;
+  std::vector<std::vector<double>> atOnceRounds;
   double aloneSeconds = 0.0;
-  std::vector<double> atOnceSeconds;  // each copy's own time, copies started together
+  std::vector<double> atOnceSeconds;  // the median round: each copy's own time, copies started together
   bool pinned = false;                // false when there are fewer CPUs than copies: nobody is pinned, as in a search
   std::string work;                   // what ran, in words
   // alone / mean(at once): the throughput share each copy keeps when all run together.
@@ -40,9 +42,9 @@ struct CeilingWork {
   std::function<double(const std::filesystem::path& folder)> seconds;
 };
 
-// Runs one copy alone in folder/alone, then `workers` copies at once in folder/copy-<i>, then one alone
-// again in folder/alone-after; a copy that fails is a std::runtime_error naming its folder and
-// stderr. folder must not exist yet.
-MachineCeiling measureMachineCeiling(const CeilingWork& work, int workers, const std::filesystem::path& folder);
+// Runs one copy alone in folder/alone-1, then `workers` copies at once in folder/at-once-1/copy-<i>,
+// then alone again in folder/alone-2, `rounds` rounds in all; a copy that fails is a std::runtime_error
+// naming its folder and stderr. folder must not exist yet.
+MachineCeiling measureMachineCeiling(const CeilingWork& work, int workers, const std::filesystem::path& folder, int rounds = 1);
 
 }  // namespace medseg::cluster

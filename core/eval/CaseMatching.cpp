@@ -1,4 +1,5 @@
 #include "core/eval/CaseMatching.h"
+#include "core/io/SidecarPath.h"
 
 #include <algorithm>
 #include <map>
@@ -29,15 +30,7 @@ std::map<std::string, fs::path> imagesByCase(const fs::path& folder, std::vector
 
 }  // namespace
 
-std::string caseIdFromFileName(const fs::path& path) {
-  const std::string name = path.filename().string();
-  std::string lower = name;
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-  for (const std::string ext : {".nii.gz", ".nii", ".nrrd", ".nhdr", ".mha", ".mhd"})
-    if (lower.size() > ext.size() && lower.compare(lower.size() - ext.size(), ext.size(), ext) == 0)
-      return name.substr(0, name.size() - ext.size());
-  return path.stem().string();
-}
+std::string caseIdFromFileName(const fs::path& path) { return withoutImageExtension(path); }
 
 CaseMatching matchCasesByName(const fs::path& predictionFolder, const fs::path& referenceFolder) {
   CaseMatching matching;

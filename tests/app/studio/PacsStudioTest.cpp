@@ -40,6 +40,7 @@
 #include "app/studio/PacsStudyTree.h"
 #include "app/studio/SliceView.h"
 #include "app/studio/ViewerDocument.h"
+#include "core/edit/Brush.h"
 #include "core/io/ImageIO.h"
 #include "support/DicomTools.h"
 #include "support/OrthancServer.h"
@@ -321,6 +322,15 @@ class PacsStudioTest : public QObject {
     const int highest = *std::max_element(mask.data.begin(), mask.data.end());
     QVERIFY(highest > 0);
     document.setLabels(mask, "drawn");
+    // Corrected by hand before it is sent (a stroke of label 1 through the middle slice): the SEG says so.
+    {
+      LabelVolume& labels = document.labelsForEditing();
+      LabelEditBuilder edit(labels, {});
+      const int64_t z = labels.size[2] / 2;
+      strokeSegment(edit, Brush{2.0, false, 2}, labels.geometry, labels.size, {2, 2, z}, {labels.size[0] / 3, 2, z}, 1, false);
+      document.finishEdit(edit.finish("paint label 1"));
+    }
+    QVERIFY(document.isModified());
     QVERIFY2(window_->sendMaskAction()->isEnabled(), qPrintable(window_->maskSender()->whyNot()));
 
     QSignalSpy finished(window_->maskSender(), &MaskToPacsSender::finished);
@@ -347,6 +357,7 @@ class PacsStudioTest : public QObject {
     const json tags = json::parse(orthanc_->get("/instances/" + segInstance + "/tags?simplify"));
     QCOMPARE(QString::fromStdString(tags["ReferencedSeriesSequence"][0].value("SeriesInstanceUID", "")), flairUid_);
     QCOMPARE(tags["SegmentSequence"].size(), size_t(highest));
+    QCOMPARE(QString::fromStdString(tags.value("SeriesDescription", "")), QString("MedSeg segmentation, corrected by hand"));
     QCOMPARE(QString::fromStdString(tags.value("SOPInstanceUID", "")),
              window_->maskSender()->lastResult().value("stored").toArray().first().toObject().value("sop_instance_uid").toString());
   }

@@ -1,13 +1,15 @@
 // The performance model checked against measurements on this machine: `medseg scaling` feeds it with
 // the 1-rank (1-worker) run, the allreduce link measured here and this machine's ceiling for two
 // copies of the work at once (cluster/scaling/MachineCeiling.h), and its prediction for 2 ranks
-// (2 workers) is compared with the measured 2-rank (2-worker) run: each size is run three times and
-// the median run is its measurement (medseg scaling --repeats). The search's eight trials do the same
+// (2 workers) is compared with the measured 2-rank (2-worker) run: each size is run three times, the
+// sizes interleaved, and the median run is its measurement; the ceiling is measured in as many rounds
+// (medseg scaling --repeats). The search's eight trials do the same
 // work (only the learning rate differs), so the ceiling's one trial stands for all of them.
 //
-// The bound, kept: the measured speed-up lies within 25 % of the predicted one. It is wide because the
+// The bound, kept: the measured speed-up lies within 30 % of the predicted one. It is wide because the
 // machines here are: one single-thread training run pinned to one vCPU of a 2-vCPU VM took 2.9 s to
-// 6.6 s in back-to-back runs (README, "A model that is checked"). These tests run alone (RUN_SERIAL,
+// 6.6 s in back-to-back runs, and in eight comparisons here the median-of-3 measurements missed the
+// prediction by 0.3 to 24 % (README, "This machine's ceiling, and a model checked against measurements"). These tests run alone (RUN_SERIAL,
 // tests/CMakeLists.txt): another test on the same two cores would be noise the ceiling does not see.
 #include <gtest/gtest.h>
 
@@ -24,7 +26,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using namespace test_support;
 
-constexpr double kBound = 0.25;  // |measured - predicted| / predicted
+constexpr double kBound = 0.30;  // |measured - predicted| / predicted
 
 // Steps long enough (a 32^3 patch through a base-8 U-Net, one thread) that a step's time is the
 // network's and not the timer's.

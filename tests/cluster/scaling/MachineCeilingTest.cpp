@@ -14,13 +14,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Each copy writes {"event":"result","seconds":S} with S from the copy's folder name: alone 1.5 before
-// and 2.5 after the copies (mean 2), 2.5 at once.
+// Each copy writes {"event":"result","seconds":S} with S from the copy's folder name: alone 2 before
+// and 2.6 after the copies (the lower median, 2, counts), 2.5 at once.
 CeilingWork standIn(bool fail = false) {
   CeilingWork work;
   work.description = "stand-in";
   work.command = [fail](const fs::path& folder) {
-    const std::string seconds = folder.filename() == "alone" ? "1.5" : folder.filename() == "alone-after" ? "2.5" : "2.5";
+    const std::string seconds = folder.filename() == "alone-1" ? "2" : folder.filename() == "alone-2" ? "2.6" : "2.5";
     return std::vector<std::string>{"/bin/sh", "-c",
                                     fail ? "echo broken >&2; exit 3" : "echo '{\"event\":\"result\",\"seconds\":" + seconds + "}'"};
   };
@@ -34,12 +34,13 @@ CeilingWork standIn(bool fail = false) {
 TEST(MachineCeiling, AloneOverAtOnceIsTheEfficiencyEachCopyKeeps) {
   test::ScratchDir scratch("machine-ceiling");
   const MachineCeiling ceiling = measureMachineCeiling(standIn(), 2, scratch / "ceiling");
-  EXPECT_EQ(ceiling.aloneRuns, (std::vector<double>{1.5, 2.5}));
+  EXPECT_EQ(ceiling.aloneRuns, (std::vector<double>{2.0, 2.6}));
   EXPECT_DOUBLE_EQ(ceiling.aloneSeconds, 2.0);
   ASSERT_EQ(ceiling.atOnceSeconds.size(), 2u);
   EXPECT_DOUBLE_EQ(ceiling.efficiency(), 0.8);
   EXPECT_DOUBLE_EQ(ceiling.slowdown(), 1.25);
-  EXPECT_TRUE(fs::exists(scratch / "ceiling" / "copy-1" / "stdout.jsonl"));
+  EXPECT_TRUE(fs::exists(scratch / "ceiling" / "at-once-1" / "copy-1" / "stdout.jsonl"));
+  EXPECT_EQ(measureMachineCeiling(standIn(), 3, scratch / "rounds", 2).aloneRuns.size(), 3u) << "alone before, between, after";
   EXPECT_EQ(ceiling.toJson()["work"], "stand-in");
   EXPECT_THROW(measureMachineCeiling(standIn(), 2, scratch / "ceiling"), std::exception) << "fresh folders only";
   EXPECT_THROW(measureMachineCeiling(standIn(), 1, scratch / "one"), std::exception);
@@ -51,7 +52,7 @@ TEST(MachineCeiling, AFailingCopyIsAnErrorNamingItsFolder) {
     measureMachineCeiling(standIn(true), 2, scratch / "ceiling");
     FAIL() << "a failed copy measured nothing";
   } catch (const std::runtime_error& error) {
-    EXPECT_NE(std::string(error.what()).find("alone"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("alone-1"), std::string::npos) << error.what();
     EXPECT_NE(std::string(error.what()).find("exit 3"), std::string::npos) << error.what();
   }
 }
