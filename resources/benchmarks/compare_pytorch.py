@@ -10,8 +10,8 @@ machine noise hits both alike, with what an expert user of each would give it:
     PyTorch's CPU tuning guides recommend; Debian's libjemalloc2, LD_PRELOAD). MedSeg keeps its own.
   - training: warm steps on one fixed batch on both sides (MedSeg `bench --fixed-batch`: no loader on
     either side);
-  - inference: PyTorch's frozen graph optimised for inference (torch.jit.freeze +
-    optimize_for_inference), warmed with one window; MedSeg's frozen optimised graph, timed on its
+  - inference: PyTorch's frozen graph optimised for inference (torch.jit.trace on a window,
+    torch.jit.freeze, optimize_for_inference), warmed with one window; MedSeg's frozen optimised graph, timed on its
     second (warm) pass. The same Gaussian sliding window (96^3, overlap 0.5) on both sides.
 
 Reported for inference: (a) the same work on both sides, the whole 240x240x155x4 grid; (b) a brain
@@ -205,11 +205,10 @@ def usable_cores():
 
 
 def torch_config_line(text, key):
-    for part in text.replace("\n", ",").split(","):
-        part = part.strip()
-        if part.startswith(key + "="):
-            return part.split("=", 1)[1]
-    return None
+    """A KEY=value of torch.__config__.show() / at::show_config() (BLAS_INFO=generic, ...)."""
+    import re
+    match = re.search(re.escape(key) + r"=([^,\s]+)", text or "")
+    return match.group(1) if match else None
 
 
 def allocator_environment(name):
@@ -250,8 +249,10 @@ def peer_round(spec):
     model.eval()
     roi = [spec["roi"]] * 3
     with torch.no_grad():
-        graph = torch.jit.optimize_for_inference(torch.jit.freeze(torch.jit.script(model)))
-        graph(torch.randn(1, cfg["in_channels"], *roi))  # warm-up: one window
+        # Traced on a window (every window has that shape; scripting cannot index the ModuleLists).
+        window = torch.randn(1, cfg["in_channels"], *roi)
+        graph = torch.jit.optimize_for_inference(torch.jit.freeze(torch.jit.trace(model, window)))
+        graph(window)  # warm-up: one window
         for name, size_xyz in spec["volumes"].items():
             volume = torch.randn(cfg["in_channels"], size_xyz[2], size_xyz[1], size_xyz[0])
             start = time.perf_counter()
