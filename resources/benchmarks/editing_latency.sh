@@ -10,7 +10,7 @@ set -euo pipefail
 build="${1:-build/release}"
 save=0
 [ "${2:-}" = "--save" ] && save=1
-test_program="$build/bin/test_app_studio_editing"
+test_program="$(realpath -m "$build")/bin/test_app_studio_editing"
 [ -x "$test_program" ] || { echo "editing_latency: $test_program is not built (cmake --build --preset release)" >&2; exit 2; }
 run=(env QT_QPA_PLATFORM=xcb "$test_program")
 [ -n "${DISPLAY:-}" ] || run=(xvfb-run -a "${run[@]}")

@@ -400,7 +400,10 @@ nlohmann::json benchInference(const BenchOptions& o, TrainingEngine& engine, Rep
                            {"roi", o.roi},
                            {"overlap", o.overlap},
                            {"size", o.inferSize}};
-  if (!o.model.empty()) result["model"] = o.model;
+  if (!o.model.empty()) {  // the checkpoint's own network; the report's "network" is the training bench's
+    result["model"] = o.model;
+    result["model_network"] = model->config().toJson();
+  }
   if (o.wholeVolume) {
     auto wholePass = [&](const torch::Tensor& x, torch::Tensor& logits) {
       SlidingWindowOptions whole = window;
