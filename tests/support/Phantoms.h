@@ -1,6 +1,7 @@
 #pragma once
 // Synthetic head-like volumes for the viewer and rendering tests: small enough to render in
 // milliseconds, with non-unit spacing and a shifted origin so that world placement matters.
+#include <array>
 #include <cstdint>
 
 #include "core/io/Volume.h"
@@ -22,6 +23,13 @@ inline ImageVolume phantomImage(int64_t channels = 1) {
           if (dx * dx + dy * dy + dz * dz < 1.0) image.at(x, y, z, c) = 100.0f + 10.0f * z + 5.0f * c + x;
         }
   return image;
+}
+
+// An all-background label map (origin 0, identity directions) to draw a test's shapes into.
+inline LabelVolume emptyLabelMap(Size3 size, std::array<double, 3> spacing = {1.0, 1.0, 1.0}) {
+  Geometry geometry;
+  geometry.spacing = spacing;
+  return LabelVolume(size, 1, geometry, 0);
 }
 
 // Label 1 (edema) shell, 16^3 voxels, around a label 3 (enhancing) 8^3 cube centred at (24, 28, 20).

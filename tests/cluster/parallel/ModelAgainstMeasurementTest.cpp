@@ -47,6 +47,18 @@ struct MeasuredRun {
   MeasuredRun() { medseg::test::writeTinyDataset(data, 3, 40); }
 };
 
+// `medseg scaling` of MODE on 1 and 2 workers, each size three times (the median run counts), and the
+// ceiling in as many rounds: its scaling.json.
+void runScaling(const MeasuredRun& run, const std::string& mode, json& report) {
+  allowMpiAsRoot();
+  const fs::path out = run.scratch / "scaling";
+  const auto result = medseg::test::runMedseg({"--json", "scaling", "--mode", mode, "--workers", "1,2", "--config",
+                                               run.config.string(), "--data", run.data.string(), "--out", out.string(),
+                                               "--predict-workers", "4", "--repeats", "3"});
+  ASSERT_EQ(result.exitCode, 0) << result.output;
+  report = json::parse(readTextFile(out / "scaling.json"));
+}
+
 void expectWithinBound(const json& report, const std::string& mode) {
   const json* two = nullptr;
   for (const auto& row : report["rows"])
@@ -64,13 +76,8 @@ void expectWithinBound(const json& report, const std::string& mode) {
 TEST(ModelAgainstMeasurement, TwoRanksOfDataParallelismAsPredictedFromOneRankAndTheCeiling) {
   MeasuredRun run;
   writeFileAtomically(run.config, measuredConfig().dump(2));
-  allowMpiAsRoot();
-  const fs::path out = run.scratch / "scaling";
-  const auto result = medseg::test::runMedseg({"--json", "scaling", "--mode", "data", "--workers", "1,2", "--config",
-                                               run.config.string(), "--data", run.data.string(), "--out", out.string(),
-                                               "--predict-workers", "4", "--repeats", "3"});
-  ASSERT_EQ(result.exitCode, 0) << result.output;
-  const json report = json::parse(readTextFile(out / "scaling.json"));
+  json report;
+  ASSERT_NO_FATAL_FAILURE(runScaling(run, "data", report));
   expectWithinBound(report, "data");
 }
 
@@ -81,13 +88,8 @@ TEST(ModelAgainstMeasurement, TwoExperimentWorkersAsPredictedFromOneAndTheCeilin
   config["search"] = {{"strategy", "grid"},
                       {"space", {{"learning_rate", {0.003, 0.002, 0.001, 0.0007, 0.0005, 0.0003, 0.0002, 0.0001}}}}};
   writeFileAtomically(run.config, config.dump(2));
-  allowMpiAsRoot();
-  const fs::path out = run.scratch / "scaling";
-  const auto result = medseg::test::runMedseg({"--json", "scaling", "--mode", "experiment", "--workers", "1,2", "--config",
-                                               run.config.string(), "--data", run.data.string(), "--out", out.string(),
-                                               "--predict-workers", "4", "--repeats", "3"});
-  ASSERT_EQ(result.exitCode, 0) << result.output;
-  const json report = json::parse(readTextFile(out / "scaling.json"));
+  json report;
+  ASSERT_NO_FATAL_FAILURE(runScaling(run, "experiment", report));
   expectWithinBound(report, "experiment");
   ASSERT_EQ(report["machine_ceilings"].size(), 1u);
   EXPECT_EQ(report["machine_ceilings"][0]["at_once_seconds"].size(), 2u);

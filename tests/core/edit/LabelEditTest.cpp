@@ -8,14 +8,13 @@
 #include "core/edit/Brush.h"
 #include "core/edit/EditHistory.h"
 #include "core/edit/RegionEdits.h"
+#include "support/Phantoms.h"
 
 namespace medseg {
 namespace {
 
 LabelVolume emptyMap(Size3 size = {40, 30, 20}, std::array<double, 3> spacing = {1.0, 1.0, 1.0}) {
-  Geometry g;
-  g.spacing = spacing;
-  return LabelVolume(size, 1, g, 0);
+  return test::emptyLabelMap(size, spacing);
 }
 
 int64_t count(const LabelVolume& labels, uint8_t label) {

@@ -8,14 +8,13 @@
 
 #include "core/eval/DistanceTransform.h"
 #include "core/util/Interrupt.h"
+#include "support/Phantoms.h"
 
 namespace medseg {
 namespace {
 
-LabelVolume emptyMap(Size3 size = {20, 20, 20}, std::array<double, 3> spacing = {1, 1, 1}) {
-  Geometry g;
-  g.spacing = spacing;
-  return LabelVolume(size, 1, g, 0);
+LabelVolume emptyMap(Size3 size = {20, 20, 20}, std::array<double, 3> spacing = {1.0, 1.0, 1.0}) {
+  return test::emptyLabelMap(size, spacing);
 }
 
 void fillBox(LabelVolume& v, std::array<int64_t, 3> from, std::array<int64_t, 3> to, uint8_t label) {
