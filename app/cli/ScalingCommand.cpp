@@ -28,6 +28,7 @@
 #include "core/util/AtomicFile.h"
 #include "core/util/ConfigDocument.h"
 #include "core/util/Interrupt.h"
+#include "core/util/LowerMedian.h"
 
 namespace medseg::cli {
 namespace {
@@ -137,10 +138,8 @@ std::map<int, fs::path> measureSizes(const ScalingOptions& o, RunMode mode, cons
       runs[size].emplace_back(metrics.at(key).get<double>(), out / name);
     }
   std::map<int, fs::path> folders;
-  for (auto& [size, samples] : runs) {
-    std::sort(samples.begin(), samples.end());
-    folders[size] = samples[(samples.size() - 1) / 2].second;
-  }
+  for (const auto& [size, samples] : runs)
+    folders[size] = lowerMedianBy(samples, [](const auto& sample) { return sample.first; }).second;
   return folders;
 }
 

@@ -1,12 +1,12 @@
 #include "cluster/scaling/MachineCeiling.h"
 
-#include <algorithm>
 #include <numeric>
 #include <stdexcept>
 
 #include "cluster/submit/Process.h"
 #include "core/util/Cores.h"
 #include "core/util/Interrupt.h"
+#include "core/util/LowerMedian.h"
 
 namespace medseg::cluster {
 namespace {
@@ -92,14 +92,9 @@ MachineCeiling measureMachineCeiling(const CeilingWork& work, int workers, const
     ceiling.atOnceRounds.push_back(seconds);
     runAlone(round + 1);
   }
-  // Medians (the lower middle of an even count).
-  std::vector<double> alone = ceiling.aloneRuns;
-  std::sort(alone.begin(), alone.end());
-  ceiling.aloneSeconds = alone[(alone.size() - 1) / 2];
+  ceiling.aloneSeconds = lowerMedianBy(ceiling.aloneRuns, [](double seconds) { return seconds; });
   auto mean = [](const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0) / double(v.size()); };
-  std::vector<std::vector<double>> byMean = ceiling.atOnceRounds;
-  std::sort(byMean.begin(), byMean.end(), [&](const auto& a, const auto& b) { return mean(a) < mean(b); });
-  ceiling.atOnceSeconds = byMean[(byMean.size() - 1) / 2];
+  ceiling.atOnceSeconds = lowerMedianBy(ceiling.atOnceRounds, mean);
   return ceiling;
 }
 
