@@ -26,8 +26,6 @@
 
 #include <CLI/CLI.hpp>
 
-#include <torch/cuda.h>
-
 #include "cluster/infer/DistributedInference.h"
 #include "cluster/parallel/AllreduceProbe.h"
 #include "cluster/parallel/DevicePlacement.h"
@@ -39,6 +37,7 @@
 #include "core/util/ConfigDocument.h"
 #include "core/util/Cores.h"
 #include "core/util/Interrupt.h"
+#include "core/nn/CudaDeviceCount.h"
 #include "core/nn/ProcessMemory.h"
 
 namespace {
@@ -116,7 +115,7 @@ void writeAllreduceProbe(const std::filesystem::path& runDir, const MpiEnvironme
 // This rank's device from its node-local rank and the devices it sees, logged to the run's logs/.
 std::string placeThisRank(const MpiEnvironment& mpi, const std::string& wanted, const std::filesystem::path& runDir) {
   const DevicePlacement placement =
-      placeRank(mpi.localRank(), mpi.localSize(), static_cast<int>(torch::cuda::device_count()), wanted);
+      placeRank(mpi.localRank(), mpi.localSize(), cudaDeviceCount(), wanted);
   recordPlacement(runDir, mpi.rank(), placement);
   std::cerr << "medseg-worker rank " << mpi.rank() << ": " << placement.message << "\n";
   return placement.device;

@@ -7,13 +7,12 @@
 #include <iostream>
 #include <sstream>
 
-#include <torch/cuda.h>
-
 #include "app/cli/CommandRegistry.h"
 #include "cluster/parallel/DevicePlacement.h"
 #include "cluster/submit/Backend.h"
 #include "cluster/submit/LocalBackend.h"
 #include "cluster/submit/ShellQuote.h"
+#include "core/nn/CudaDeviceCount.h"
 #include "core/util/ConfigDocument.h"
 #include "core/util/Interrupt.h"
 
@@ -53,7 +52,7 @@ std::vector<PlannedRank> placementOf(const RunSpec& spec, const std::string& bac
     const auto document = readConfigDocument(spec.configPath);
     if (document.is_object() && document.contains("device") && document["device"].is_string()) device = document["device"];
   }
-  const int gpus = spec.gpusPerNode > 0 ? spec.gpusPerNode : backend == "local" ? int(torch::cuda::device_count()) : 0;
+  const int gpus = spec.gpusPerNode > 0 ? spec.gpusPerNode : backend == "local" ? cudaDeviceCount() : 0;
   return planPlacement(spec.ranks, spec.effectiveTasksPerNode(), gpus, device.empty() ? "auto" : device);
 }
 

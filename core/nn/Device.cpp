@@ -1,10 +1,13 @@
 #include "core/nn/Device.h"
+#include "core/nn/CudaDeviceCount.h"
 
 #include <optional>
 
 #include "core/util/Interrupt.h"
 
 namespace medseg {
+
+int cudaDeviceCount() { return static_cast<int>(torch::cuda::device_count()); }
 
 torch::Device resolveDevice(const std::string& name) {
   if (name.empty() || name == "auto") return torch::cuda::is_available() ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);

@@ -1,8 +1,8 @@
 // The JSON inside a checkpoint: the model description (network, preprocessing, targets, classes) and
 // the training state with its resolved config, as `medseg infer` and `medseg train --resume` read them.
-#include "plugins/unet3d/nn/ModelCheckpoint.h"
+#include "plugins/unet3d/nn/ModelDescription.h"
 #include "plugins/unet3d/train/TrainConfig.h"
-#include "plugins/unet3d/train/TrainingCheckpoint.h"
+#include "plugins/unet3d/train/TrainingState.h"
 #include "fuzz/FuzzTargets.h"
 
 namespace medseg::fuzz {

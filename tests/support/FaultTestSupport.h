@@ -1,7 +1,8 @@
 #pragma once
 // Shared by the fault tests that kill training runs and resume them (tests/app/cli/TrainFaultTest,
 // tests/cluster/parallel/DataParallelFaultTest): the seeded kill schedule, the checkpoint's step and
-// the part of metrics.jsonl that must not change across kills.
+// the part of metrics.jsonl that must not change across kills (the weight and optimizer comparisons:
+// support/ModelFileChecks.h).
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -16,10 +17,9 @@
 
 #include <gtest/gtest.h>
 
-#include "plugins/unet3d/nn/ModelCheckpoint.h"
-#include "plugins/unet3d/train/TrainingCheckpoint.h"
-#include "plugins/unet3d/train/TrainingEngine.h"
 #include "core/util/AtomicFile.h"
+#include "plugins/unet3d/train/TrainingState.h"
+#include "support/ModelFileChecks.h"
 
 namespace medseg::test {
 
@@ -74,41 +74,6 @@ inline std::vector<nlohmann::json> metricsOf(const std::filesystem::path& run) {
                        {"dice", r.value("dice", nlohmann::json())}});
   }
   return records;
-}
-
-// Every parameter and buffer of two model files (checkpoints or best.pt) is equal, bit for bit.
-inline void expectIdenticalWeights(const std::filesystem::path& expected, const std::filesystem::path& actual) {
-  auto tensorsOf = [](const std::filesystem::path& file) {
-    UNet3d model = loadModelForInference(file);
-    std::vector<std::pair<std::string, torch::Tensor>> tensors;  // parameters, then buffers
-    for (const auto& item : model->named_parameters()) tensors.emplace_back(item.key(), item.value().detach().clone());
-    for (const auto& item : model->named_buffers()) tensors.emplace_back(item.key(), item.value().clone());
-    return tensors;
-  };
-  const auto a = tensorsOf(expected), b = tensorsOf(actual);
-  ASSERT_EQ(a.size(), b.size());
-  ASSERT_FALSE(a.empty());
-  for (size_t i = 0; i < a.size(); ++i) {
-    EXPECT_EQ(a[i].first, b[i].first);
-    EXPECT_TRUE(torch::equal(a[i].second, b[i].second)) << a[i].first << " differs between " << expected << " and " << actual;
-  }
-}
-
-// The Adam state of two training checkpoints (loaded as a resumed run loads it) is equal, bit for bit.
-inline void expectIdenticalAdamState(const std::filesystem::path& expected, const std::filesystem::path& actual) {
-  auto adamOf = [](const std::filesystem::path& checkpoint) {
-    TrainingEngine engine(TrainConfig::fromJson(readTrainingState(checkpoint).config), torch::kCPU);
-    loadTrainingCheckpoint(checkpoint, engine.model(), engine.optimizer());
-    std::vector<torch::optim::AdamParamState> states;
-    for (const auto& p : engine.model()->parameters())
-      states.push_back(static_cast<torch::optim::AdamParamState&>(
-          *engine.optimizer().state().at(c10::guts::to_string(p.unsafeGetTensorImpl()))));
-    return states;
-  };
-  const auto a = adamOf(expected), b = adamOf(actual);
-  ASSERT_EQ(a.size(), b.size());
-  ASSERT_FALSE(a.empty());
-  for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(a[i] == b[i]) << "Adam state of parameter " << i << " differs";
 }
 
 }  // namespace medseg::test

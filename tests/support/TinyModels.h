@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "plugins/unet3d/nn/ModelCheckpoint.h"
+#include "plugins/unet3d/nn/ModelDescription.h"
 
 namespace medseg::test {
 

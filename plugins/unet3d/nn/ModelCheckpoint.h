@@ -3,31 +3,15 @@
 // definition it was trained with, and its weights. Written by training (plugins/unet3d/train/Checkpoint),
 // which adds optimizer, schedule and RNG state to the same file for --resume.
 #include <filesystem>
-#include <map>
 #include <string>
-#include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "core/nn/ModelIO.h"
-#include "core/nn/Preprocessing.h"
+#include "plugins/unet3d/nn/ModelDescription.h"
 #include "plugins/unet3d/nn/UNet3d.h"
 
 namespace medseg {
 
-// A MedSeg model's description: what any segmentation network takes and gives (core/nn/ModelIO.h)
-// and the layout of its U-Net.
-struct ModelDescription : ModelIO {
-  UNetConfig network;
-  // ModelIO's fields with "network"; fromJson also checks class_names against network.out_channels.
-  nlohmann::json toJson() const;
-  static ModelDescription fromJson(const nlohmann::json& json);
-};
-
 // Reads only the description (fast, no weights). Throws InputError for files that are not MedSeg checkpoints.
 ModelDescription readModelDescription(const std::filesystem::path& checkpoint);
-// The "medseg/description" entry's JSON text as a description; InputError for invalid JSON or fields.
-ModelDescription parseModelDescription(const std::string& text);
 // Builds the network and loads its weights (eval mode), in `dtype` whatever the file stores. Works on
 // training checkpoints and "best" files alike.
 UNet3d loadModelForInference(const std::filesystem::path& checkpoint, ModelDescription* description = nullptr,

@@ -1,6 +1,6 @@
 #include <stdexcept>
 
-#include "plugins/unet3d/nn/UNet3d.h"
+#include "plugins/unet3d/nn/UNetConfig.h"
 #include "core/util/Interrupt.h"
 #include "core/util/JsonNumbers.h"
 

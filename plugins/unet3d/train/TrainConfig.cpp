@@ -8,6 +8,8 @@
 #include <set>
 #include <sstream>
 
+#include <c10/core/ScalarType.h>
+
 #include "core/dataset/Dataset.h"
 #include "core/util/AtomicFile.h"
 #include "core/util/ConfigDocument.h"
@@ -168,6 +170,10 @@ TrainConfig loadTrainConfig(const std::filesystem::path& file, const std::vector
 }
 
 const char* computeDtypeName(ComputeDtype dtype) { return dtype == ComputeDtype::Float64 ? "float64" : "float32"; }
+
+c10::ScalarType TrainConfig::scalarType() const {
+  return dtype == ComputeDtype::Float64 ? c10::ScalarType::Double : c10::ScalarType::Float;
+}
 
 TrainConfig TrainConfig::fromJson(const nlohmann::json& document) {
   require(nestingDepth(document) <= kMaxConfigDepth,

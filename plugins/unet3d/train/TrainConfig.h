@@ -60,7 +60,13 @@
 
 #include "core/util/ConfigDocument.h"
 
-#include "plugins/unet3d/nn/ModelCheckpoint.h"
+#include "plugins/unet3d/nn/ModelDescription.h"
+
+// LibTorch's dtype enum, declared opaque (its underlying type as c10 declares it): configuration code
+// and its many readers compile without LibTorch's headers.
+namespace c10 {
+enum class ScalarType : int8_t;
+}  // namespace c10
 
 namespace medseg {
 
@@ -166,7 +172,7 @@ struct TrainConfig {
 
   TrainConfig() { network.deepSupervision = true; }
   int64_t totalSteps() const { return epochs * stepsPerEpoch; }
-  torch::ScalarType scalarType() const { return dtype == ComputeDtype::Float64 ? torch::kDouble : torch::kFloat; }
+  c10::ScalarType scalarType() const;  // torch::kFloat or torch::kDouble
   nlohmann::json toJson() const;
   // Validates every field; throws InputError naming the key for unknown keys and bad values.
   static TrainConfig fromJson(const nlohmann::json& json);

@@ -16,9 +16,9 @@
 #include <set>
 
 #include "core/dataset/TinyDatasets.h"
-#include "plugins/unet3d/nn/ModelCheckpoint.h"
 #include "core/util/AtomicFile.h"
 #include "support/TestSupport.h"
+#include "support/ModelFileChecks.h"
 #include "support/TinyModels.h"
 
 namespace medseg {
@@ -84,8 +84,7 @@ fs::path writeConfig(const fs::path& dir, const std::string& text, const std::st
 // A real (untrained) MedSeg model for two-channel input: what `medseg train` would write as best.pt.
 fs::path tinyModel(const fs::path& dir) {
   const ModelDescription d = test::tinyRegionsDescription({"FLAIR", "T1w"}, 8);
-  UNet3d model(d.network);
-  saveModel(dir / "best.pt", model, d);
+  test::writeUntrainedModel(dir / "best.pt", d);
   return dir / "best.pt";
 }
 

@@ -21,9 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "plugins/unet3d/nn/ModelCheckpoint.h"
 #include "support/TinyData.h"
-#include "plugins/unet3d/train/TrainingCheckpoint.h"
 #include "core/util/AtomicFile.h"
 #include "support/FaultTestSupport.h"
 #include "support/SpawnedProcess.h"
@@ -151,7 +149,7 @@ TEST_F(TrainFault, SigkillAtRandomPointsThenResumeEndsWithTheUninterruptedWeight
     const int64_t step = checkpointStep(run);
     EXPECT_GE(step, killAfter);
     EXPECT_LT(step, kTotalSteps);
-    EXPECT_NO_THROW(loadModelForInference(run / "checkpoint.pt"));
+    EXPECT_NO_THROW(test::loadForInference(run / "checkpoint.pt"));
   }
   const auto final = runTrain(trainArguments(data(), run, true));
   ASSERT_EQ(final.exitCode, 0) << final.output;

@@ -20,9 +20,6 @@
 #include <sstream>
 
 #include "cluster/parallel/MpiTestSupport.h"
-#include "plugins/unet3d/pipeline/PipelineCheckpoint.h"
-#include "plugins/unet3d/nn/ModelCheckpoint.h"
-#include "plugins/unet3d/train/TrainingCheckpoint.h"
 #include "support/FaultTestSupport.h"
 #include "support/SpawnedProcess.h"
 
@@ -103,7 +100,7 @@ TEST_F(DataParallelFault, SigkillAtSeededMomentsThenResumeEndsBitIdentical) {
     const int64_t step = checkpointStep(run);  // whole and loadable after every kill
     EXPECT_GE(step, killAfter);
     EXPECT_LT(step, kTotalSteps);
-    EXPECT_NO_THROW(loadModelForInference(run / "checkpoint.pt"));
+    EXPECT_NO_THROW(test::loadForInference(run / "checkpoint.pt"));
   }
   // checkpoint_every_steps: 1 in data mode: checkpoints of steps inside epochs, not only at their ends.
   EXPECT_TRUE(std::any_of(seen.begin(), seen.end(), [](int64_t s) { return s % kStepsPerEpoch != 0; }))

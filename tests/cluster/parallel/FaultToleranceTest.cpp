@@ -17,7 +17,7 @@
 #include "cluster/search/ResultsJournal.h"
 #include "cluster/submit/RunDirectory.h"
 #include "support/ProcessTable.h"
-#include "plugins/unet3d/train/TrainingCheckpoint.h"
+#include "plugins/unet3d/train/TrainingState.h"
 
 namespace medseg::cluster {
 namespace {

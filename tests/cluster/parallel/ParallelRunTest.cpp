@@ -8,9 +8,9 @@
 #include "cluster/parallel/MpiTestSupport.h"
 #include "cluster/search/ResultsJournal.h"
 #include "cluster/submit/Process.h"
-#include "plugins/unet3d/nn/ModelCheckpoint.h"
 #include "support/TinyData.h"
 #include "core/util/AtomicFile.h"
+#include "support/ModelFileChecks.h"
 #include "support/TestSupport.h"
 
 namespace medseg::cluster {
@@ -20,13 +20,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 using namespace test_support;
-
-std::vector<torch::Tensor> weights(const fs::path& checkpoint) {
-  UNet3d model = loadModelForInference(checkpoint, nullptr, torch::kDouble);
-  std::vector<torch::Tensor> out;
-  for (const auto& p : model->parameters()) out.push_back(p.detach().clone());
-  return out;
-}
 
 // Compared in float64 (dtype: float64): in float32 oneDNN's kernels for a batch of 1 and of 2, and
 // on AVX2 and AVX-512 machines, differ in the last bits. Three Adam steps of lr 3e-3 move a weight by
@@ -46,14 +39,7 @@ TEST(DataParallel, TwoRanksEqualOneRankWithTheDoubleBatch) {
   const auto one = runWorker(1, {"--run-dir", (run.scratch / "one").string(), "--mode", "data", "--config", run.config.string(),
                                  "--data", run.data.string(), "--set", "batch_size=2", "--set", "dtype=float64"});
   ASSERT_EQ(one.exitCode, 0) << one.output;
-  const auto a = weights(run.scratch / "two" / "checkpoint.pt");
-  const auto b = weights(run.scratch / "one" / "checkpoint.pt");
-  ASSERT_EQ(a.size(), b.size());
-  double maxDifference = 0.0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    ASSERT_EQ(a[i].scalar_type(), torch::kDouble);
-    maxDifference = std::max(maxDifference, (a[i] - b[i]).abs().max().item<double>());
-  }
+  const double maxDifference = test::maxParameterDifference(run.scratch / "two" / "checkpoint.pt", run.scratch / "one" / "checkpoint.pt");
   std::cout << "[ measured ] max |weight difference| " << maxDifference << "\n";
   EXPECT_LT(maxDifference, kFloat64WeightTolerance);
   // The runs did train (Adam moves weights by about lr per step), so the comparison means something.

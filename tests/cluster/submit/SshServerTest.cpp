@@ -24,7 +24,7 @@
 #include "cluster/submit/StubPrograms.h"
 #include "support/Loopback.h"
 #include "support/ProcessTable.h"
-#include "plugins/unet3d/train/TrainingCheckpoint.h"
+#include "plugins/unet3d/train/TrainingState.h"
 #include "support/MissingComponent.h"
 
 namespace medseg::cluster {

@@ -3,7 +3,7 @@
 // cast or a network too large to allocate.
 #include <gtest/gtest.h>
 
-#include "plugins/unet3d/nn/ModelCheckpoint.h"
+#include "plugins/unet3d/nn/ModelDescription.h"
 #include "core/util/Interrupt.h"
 
 namespace medseg {

@@ -4,7 +4,7 @@
 #include "plugins/unet3d/train/DataLoader.h"
 #include "plugins/unet3d/train/TrainingEngine.h"
 #include "core/util/Interrupt.h"
-#include "support/TinyData.h"
+#include "support/TinyTrainingCases.h"
 
 namespace medseg {
 namespace {

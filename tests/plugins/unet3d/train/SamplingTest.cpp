@@ -4,7 +4,7 @@
 #include "plugins/unet3d/train/DataLoader.h"
 #include "plugins/unet3d/train/PatchSampler.h"
 #include "plugins/unet3d/train/Targets.h"
-#include "support/TinyData.h"
+#include "support/TinyTrainingCases.h"
 
 namespace medseg {
 namespace {

@@ -11,7 +11,7 @@
 #include "core/util/AtomicFile.h"
 #include "core/util/Interrupt.h"
 #include "support/TestSupport.h"
-#include "support/TinyData.h"
+#include "support/TinyTrainingCases.h"
 
 namespace medseg {
 namespace {
