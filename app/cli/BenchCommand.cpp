@@ -123,6 +123,6 @@ void addBench(CLI::App& app, CliContext& context) {
     context.action = [o, &context] { return o->pipeline ? runPipelineBench(o->pipe, context) : runBench(*o, context); };
   });
 }
-const CommandRegistration registration{"", "bench", &addBench};
+const CommandRegistration benchCommandRegistration{"", "bench", &addBench};
 }  // namespace
 }  // namespace medseg::cli

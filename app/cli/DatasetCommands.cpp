@@ -7,6 +7,6 @@ void addDatasetGroup(CLI::App& app, CliContext&) {
   CLI::App* dataset = app.add_subcommand("dataset", "Inspect, check and generate segmentation data sets");
   dataset->require_subcommand(1);
 }
-const CommandRegistration registration{"", "dataset", &addDatasetGroup};
+const CommandRegistration datasetCommandsRegistration{"", "dataset", &addDatasetGroup};
 }  // namespace
 }  // namespace medseg::cli

@@ -39,7 +39,7 @@ void addPreprocess(CLI::App& parent, CliContext& context) {
   cmd->callback([opts, &context] { context.action = [opts, &context] { return runPreprocess(*opts, context); }; });
 }
 
-const CommandRegistration registration{"dataset", "preprocess", &addPreprocess};
+const CommandRegistration datasetPreprocessCommandRegistration{"dataset", "preprocess", &addPreprocess};
 
 }  // namespace
 }  // namespace medseg::cli

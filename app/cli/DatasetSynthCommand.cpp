@@ -161,7 +161,7 @@ void addSynth(CLI::App& parent, CliContext& context) {
   });
 }
 
-const CommandRegistration registration{"dataset", "synth", &addSynth};
+const CommandRegistration datasetSynthCommandRegistration{"dataset", "synth", &addSynth};
 
 }  // namespace
 }  // namespace medseg::cli

@@ -189,6 +189,6 @@ void addDemo(CLI::App& app, CliContext& context) {
   cmd->add_flag("--resume", o->resume, "Continue an interrupted demo's training in --out");
   cmd->callback([o, &context] { context.action = [o, &context] { return runDemo(*o, context); }; });
 }
-const CommandRegistration registration{"", "demo", &addDemo};
+const CommandRegistration demoCommandRegistration{"", "demo", &addDemo};
 }  // namespace
 }  // namespace medseg::cli

@@ -43,7 +43,7 @@ CaseMatching casesToEvaluate(const EvaluateOptions& options) {
                      (referenceFolder ? "a folder" : "a file") + ")");
   if (predictedFolder) return matchCasesByName(options.predicted, options.reference);
   CaseMatching single;
-  single.pairs.push_back({caseIdFromFileName(options.reference), options.predicted, options.reference});
+  single.pairs.push_back({caseIdOfImageFile(options.reference), options.predicted, options.reference});
   return single;
 }
 
@@ -75,9 +75,9 @@ int runEvaluate(const EvaluateOptions& options, CliContext& context) {
   std::vector<CaseFailure> failures;
   for (const auto& problem : matching.problems) failures.push_back({"", problem});
   for (const auto& path : matching.onlyPredicted)
-    failures.push_back({caseIdFromFileName(path), path.string() + ": prediction has no reference with the same case name in " + options.reference});
+    failures.push_back({caseIdOfImageFile(path), path.string() + ": prediction has no reference with the same case name in " + options.reference});
   for (const auto& path : matching.onlyReference)
-    failures.push_back({caseIdFromFileName(path), path.string() + ": reference has no prediction with the same case name in " + options.predicted});
+    failures.push_back({caseIdOfImageFile(path), path.string() + ": reference has no prediction with the same case name in " + options.predicted});
   for (const auto& failure : failures) reportFailure(context, failure);
 
   std::vector<CaseMetrics> evaluated;
@@ -138,7 +138,7 @@ void addEvaluate(CLI::App& parent, CliContext& context) {
   cmd->callback([opts, &context] { context.action = [opts, &context] { return runEvaluate(*opts, context); }; });
 }
 
-const CommandRegistration registration{"", "evaluate", &addEvaluate};
+const CommandRegistration evaluateCommandRegistration{"", "evaluate", &addEvaluate};
 
 }  // namespace
 }  // namespace medseg::cli

@@ -46,7 +46,7 @@ void addExport(CLI::App& parent, CliContext& context) {
   cmd->callback([opts, &context] { context.action = [opts, &context] { return runExport(*opts, context); }; });
 }
 
-const CommandRegistration registration{"", "export", &addExport};
+const CommandRegistration exportCommandRegistration{"", "export", &addExport};
 
 }  // namespace
 }  // namespace medseg::cli

@@ -252,7 +252,7 @@ void addInfer(CLI::App& parent, CliContext& context) {
   });
 }
 
-const CommandRegistration registration{"", "infer", &addInfer};
+const CommandRegistration inferCommandRegistration{"", "infer", &addInfer};
 
 }  // namespace
 }  // namespace medseg::cli

@@ -10,6 +10,6 @@ void addPacsGroup(CLI::App& app, CliContext&) {
   CLI::App* pacs = app.add_subcommand("pacs", "Query, retrieve and store DICOM over the network (C-ECHO, C-FIND, C-GET, C-STORE; DICOMweb QIDO-RS, WADO-RS, STOW-RS)");
   pacs->require_subcommand(1);
 }
-const CommandRegistration registration{"", "pacs", &addPacsGroup};
+const CommandRegistration pacsCommandsRegistration{"", "pacs", &addPacsGroup};
 }  // namespace
 }  // namespace medseg::cli

@@ -42,7 +42,7 @@ void addGet(CLI::App& parent, CliContext& context) {
   });
 }
 
-const CommandRegistration registration{"pacs", "get", &addGet};
+const CommandRegistration pacsGetCommandRegistration{"pacs", "get", &addGet};
 
 }  // namespace
 }  // namespace medseg::cli

@@ -38,7 +38,7 @@ void addStore(CLI::App& parent, CliContext& context) {
   });
 }
 
-const CommandRegistration registration{"pacs", "store", &addStore};
+const CommandRegistration pacsStoreCommandRegistration{"pacs", "store", &addStore};
 
 }  // namespace
 }  // namespace medseg::cli

@@ -144,7 +144,7 @@ void addRender(CLI::App& parent, CliContext& context) {
   cmd->callback([opts, &context] { context.action = [opts, &context] { return runRender(*opts, context); }; });
 }
 
-const CommandRegistration registration{"", "render", &addRender};
+const CommandRegistration renderCommandRegistration{"", "render", &addRender};
 
 }  // namespace
 }  // namespace medseg::cli

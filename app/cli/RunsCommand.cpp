@@ -209,7 +209,7 @@ void addRuns(CLI::App& parent, CliContext& context) {
   cancel->callback([o, &context] { context.action = [o, &context] { return cancelRun(*o, context); }; });
 }
 
-const CommandRegistration registration{"", "runs", &addRuns};
+const CommandRegistration runsCommandRegistration{"", "runs", &addRuns};
 
 }  // namespace
 }  // namespace medseg::cli

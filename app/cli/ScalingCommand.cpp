@@ -487,7 +487,7 @@ void addScaling(CLI::App& parent, CliContext& context) {
   });
 }
 
-const CommandRegistration registration{"", "scaling", &addScaling};
+const CommandRegistration scalingCommandRegistration{"", "scaling", &addScaling};
 
 }  // namespace
 }  // namespace medseg::cli

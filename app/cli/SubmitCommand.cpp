@@ -228,7 +228,7 @@ void addSubmit(CLI::App& parent, CliContext& context) {
   cmd->callback([o, &context] { context.action = [o, &context] { return runSubmit(*o, context); }; });
 }
 
-const CommandRegistration registration{"", "submit", &addSubmit};
+const CommandRegistration submitCommandRegistration{"", "submit", &addSubmit};
 
 }  // namespace
 }  // namespace medseg::cli

@@ -188,7 +188,7 @@ void addTrain(CLI::App& parent, CliContext& context) {
   });
 }
 
-const CommandRegistration registration{"", "train", &addTrain};
+const CommandRegistration trainCommandRegistration{"", "train", &addTrain};
 
 }  // namespace
 }  // namespace medseg::cli

@@ -54,7 +54,7 @@ nlohmann::json listReturnedMasks(const fs::path& runDir) {
     const std::string name = entry.path().filename().string();
     if (name.empty() || name.front() == '.') continue;  // a mask being written (AtomicFile's temporaries)
     if (!entry.is_regular_file() || entry.is_symlink() || !(endsWith(name, ".nii.gz") || endsWith(name, ".nii"))) continue;
-    files[caseIdFromFileName(entry.path())] = entry.path();
+    files[caseIdOfImageFile(entry.path())] = entry.path();
   }
   const auto progress = progressByCase(runDir);
   const auto metrics = metricsByCase(runDir);

@@ -13,6 +13,7 @@
 #include "cluster/search/SearchReport.h"
 #include "cluster/search/SearchSpace.h"
 #include "cluster/search/SuccessiveHalving.h"
+#include "core/util/Elapsed.h"
 #include "core/util/Interrupt.h"
 
 namespace medseg::cluster {
@@ -20,7 +21,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
-double since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 enum Tag : int { kReady = 11, kTrial = 12, kStop = 13, kRung = 14, kDecision = 15, kResult = 16 };
 
@@ -110,7 +110,7 @@ TrialRecord runTrial(const ExperimentOptions& options, const Plan& plan, const j
     record.status = "failed";
     record.error = error.what();
   }
-  record.seconds = since(start);
+  record.seconds = secondsSince(start);
   record.trainingSeconds = std::max(0.0, record.seconds - record.startupSeconds - record.dataLoadSeconds - record.validationSeconds);
   return record;
 }
@@ -347,7 +347,7 @@ ExperimentResult runExperimentSearch(const ExperimentOptions& options, Reporter&
   if (size == 1) {
     Coordinator coordinator(options, plan, reporter);
     coordinator.runSerially();
-    return coordinator.finish(std::chrono::duration<double>(Clock::now() - start).count());
+    return coordinator.finish(secondsSince(start));
   }
   MPI_Comm group = MPI_COMM_NULL;
   checkMpi(MPI_Comm_split(MPI_COMM_WORLD, rank == 0 ? MPI_UNDEFINED : (rank - 1) / g, rank, &group), "MPI_Comm_split");
@@ -357,7 +357,7 @@ ExperimentResult runExperimentSearch(const ExperimentOptions& options, Reporter&
     for (int r = 1; r < size; r += g) leaders.push_back(r);
     Coordinator coordinator(options, plan, reporter);
     coordinator.runDistributed(leaders);
-    result = coordinator.finish(since(start));
+    result = coordinator.finish(secondsSince(start));
   } else {
     runGroup(options, plan, group, rank, reporter);
     MPI_Comm_free(&group);

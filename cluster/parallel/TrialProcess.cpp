@@ -9,6 +9,7 @@
 
 #include "cluster/submit/LineProcess.h"
 #include "core/util/AtomicFile.h"
+#include "core/util/Elapsed.h"
 #include "core/util/ExecutablePath.h"
 #include "core/util/Interrupt.h"
 
@@ -23,8 +24,6 @@ std::string describeDeath(const ProcessResult& result) {
     return "trial process killed by signal " + std::to_string(result.signal) + " (" + ::strsignal(result.signal) + ")";
   return "trial process exited with status " + std::to_string(result.exitCode);
 }
-
-double since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 constexpr int kInterruptedExit = 130;
 
@@ -109,7 +108,7 @@ TrialOutcome TrialProcess::run(const TrialProcessOptions& options) {
       continue;  // not an event (a library printing to stdout)
     }
     if (firstEvent) {
-      outcome.startupSeconds = since(requested);
+      outcome.startupSeconds = secondsSince(requested);
       firstEvent = false;
     }
     const std::string kind = event.value("event", std::string());

@@ -8,6 +8,7 @@
 #include "cluster/submit/MpiLaunch.h"
 #include "cluster/submit/ShellQuote.h"
 #include "core/util/Interrupt.h"
+#include "core/util/Text.h"
 
 namespace medseg::cluster {
 namespace {
@@ -16,26 +17,20 @@ namespace {
 // command's status is passed through otherwise.
 constexpr int kSshConnectionFailure = 255;
 
-std::string trim(const std::string& text) {
-  const auto begin = text.find_first_not_of(" \t\r\n");
-  if (begin == std::string::npos) return "";
-  return text.substr(begin, text.find_last_not_of(" \t\r\n") - begin + 1);
-}
-
 bool allDigits(const std::string& text) {
   return !text.empty() && std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); });
 }
 
 std::string lastLineOf(const std::string& text) {
-  const std::string trimmed = trim(text);
-  const auto newline = trimmed.rfind('\n');
-  return trim(newline == std::string::npos ? trimmed : trimmed.substr(newline + 1));
+  const std::string all = trimmed(text);
+  const auto newline = all.rfind('\n');
+  return trimmed(newline == std::string::npos ? all : all.substr(newline + 1));
 }
 
 bool hasLine(const std::string& output, const std::string& line) {
   std::istringstream lines(output);
   for (std::string current; std::getline(lines, current);)
-    if (trim(current) == line) return true;
+    if (trimmed(current) == line) return true;
   return false;
 }
 
@@ -86,7 +81,7 @@ std::string SshBackend::unreachableMessage(const std::string& host, const Proces
   std::string message = "cannot reach ssh host " + host;
   message += result.timedOut ? " (ssh did not finish within " + std::to_string(std::lround(options_.commandTimeoutSeconds)) + " s)"
                              : " (ssh exit " + std::to_string(result.exitCode) + ")";
-  const std::string said = trim(result.output);
+  const std::string said = trimmed(result.output);
   if (!said.empty()) message += ": " + said;
   message += "; check the Host block of " + (options_.sshConfig.empty() ? std::string("~/.ssh/config") : options_.sshConfig) +
              " (HostName, Port, User, IdentityFile) and the host's key in known_hosts";
@@ -111,7 +106,7 @@ void SshBackend::preflight(const RunSpec& spec) {
   const std::string on = " on ssh host " + options_.host;
   if (!hasLine(result.output, "medseg-probe-done"))
     throw InputError("the remote shell" + on + " did not run the check (exit " + std::to_string(result.exitCode) +
-                     "): " + trim(result.output) + "; the login shell there must be POSIX (sh, bash, dash, zsh)");
+                     "): " + trimmed(result.output) + "; the login shell there must be POSIX (sh, bash, dash, zsh)");
   if (hasLine(result.output, "medseg-missing-mpirun"))
     throw InputError("mpirun \"" + options_.mpirunProgram + "\" is not found" + on +
                      " (not on the PATH of a non-interactive shell there); install Open MPI there or give --mpirun PATH");
@@ -156,7 +151,7 @@ RunState SshBackend::submit(RunDirectory& run) {
   const std::string lastLine = lastLineOf(result.output);
   if (result.exitCode != 0 || !allDigits(lastLine))
     return fail("starting mpirun on ssh host " + options_.host + " failed (exit " + std::to_string(result.exitCode) +
-                "): " + trim(result.output));
+                "): " + trimmed(result.output));
   // The job may already be over (it ended before ssh returned): advance() keeps its state.
   return run.advance(RunState::Running, {{"host", options_.host}, {"remote_pid", std::stoll(lastLine)}, {"argv", launch.argv}});
 }

@@ -19,7 +19,7 @@ std::map<std::string, fs::path> imagesByCase(const fs::path& folder, std::vector
   for (const auto& entry : fs::directory_iterator(folder)) {
     const std::string name = entry.path().filename().string();
     if (name.empty() || name[0] == '.' || !entry.is_regular_file(ec) || !isSupportedImagePath(entry.path())) continue;
-    const std::string id = caseIdFromFileName(entry.path());
+    const std::string id = caseIdOfImageFile(entry.path());
     const auto [it, inserted] = cases.emplace(id, entry.path());
     if (!inserted)
       problems.push_back(folder.string() + ": two files for case \"" + id + "\": " + it->second.filename().string() +
@@ -30,7 +30,7 @@ std::map<std::string, fs::path> imagesByCase(const fs::path& folder, std::vector
 
 }  // namespace
 
-std::string caseIdFromFileName(const fs::path& path) { return withoutImageExtension(path); }
+std::string caseIdOfImageFile(const fs::path& path) { return withoutImageExtension(path); }
 
 CaseMatching matchCasesByName(const fs::path& predictionFolder, const fs::path& referenceFolder) {
   CaseMatching matching;

@@ -22,7 +22,7 @@ struct CaseMatching {
 };
 
 // "BRATS_001.nii.gz" -> "BRATS_001": the file name without its image extension.
-std::string caseIdFromFileName(const std::filesystem::path& path);
+std::string caseIdOfImageFile(const std::filesystem::path& path);
 
 // Image files (supported extensions, not hidden) directly inside each folder, matched by case id.
 // Throws InputError when a folder does not exist.

@@ -37,21 +37,11 @@ void quietDcmtk() {
   std::call_once(once, [] { OFLog::configure(OFLogger::FATAL_LOG_LEVEL); });
 }
 
-[[noreturn]] void fail(const fs::path& path, const std::string& why) { throw ImageIOError(path.string() + ": " + why); }
+using io_detail::dicomDecimal;
+using io_detail::fail;  // "PATH: why" as an ImageIOError
 
 void check(const OFCondition& condition, const fs::path& path, const std::string& what) {
   if (condition.bad()) fail(path, what + ": " + std::string(condition.text()));
-}
-
-std::string decimal(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.10g", std::abs(value) < 1e-9 ? 0.0 : value);
-  std::string s = text;
-  if (s.size() > 16) {  // DS holds 16 characters
-    std::snprintf(text, sizeof text, "%.8g", value);
-    s = text;
-  }
-  return s;
 }
 
 struct SourceSlice {
@@ -132,7 +122,7 @@ void writeDicomSeg(const LabelVolume& labels, const LabelTable& table, const fs:
       if (d <= best) best = d, sliceOf[size_t(z)] = &s;
     }
     if (!sliceOf[size_t(z)])
-      fail(out, "mask slice " + std::to_string(z) + " at (" + decimal(p[0]) + ", " + decimal(p[1]) + ", " + decimal(p[2]) +
+      fail(out, "mask slice " + std::to_string(z) + " at (" + dicomDecimal(p[0]) + ", " + dicomDecimal(p[1]) + ", " + dicomDecimal(p[2]) +
                     ") mm is no slice of the series in " + sourceFolder.string() + "; the mask is not on its grid");
   }
 
@@ -148,13 +138,13 @@ void writeDicomSeg(const LabelVolume& labels, const LabelTable& table, const fs:
   seg->getSeries().setSeriesNumber("1000");
 
   FGPixelMeasures measures;
-  measures.setPixelSpacing((decimal(g.spacing[1]) + "\\" + decimal(g.spacing[0])).c_str());
-  measures.setSliceThickness(decimal(g.spacing[2]).c_str());
-  measures.setSpacingBetweenSlices(decimal(g.spacing[2]).c_str());
+  measures.setPixelSpacing((dicomDecimal(g.spacing[1]) + "\\" + dicomDecimal(g.spacing[0])).c_str());
+  measures.setSliceThickness(dicomDecimal(g.spacing[2]).c_str());
+  measures.setSpacingBetweenSlices(dicomDecimal(g.spacing[2]).c_str());
   check(seg->addForAllFrames(measures), out, "pixel measures");
   std::unique_ptr<FGPlaneOrientationPatient> orientation(FGPlaneOrientationPatient::createMinimal(
-      decimal(g.direction[0]).c_str(), decimal(g.direction[3]).c_str(), decimal(g.direction[6]).c_str(),
-      decimal(g.direction[1]).c_str(), decimal(g.direction[4]).c_str(), decimal(g.direction[7]).c_str()));
+      dicomDecimal(g.direction[0]).c_str(), dicomDecimal(g.direction[3]).c_str(), dicomDecimal(g.direction[6]).c_str(),
+      dicomDecimal(g.direction[1]).c_str(), dicomDecimal(g.direction[4]).c_str(), dicomDecimal(g.direction[7]).c_str()));
   check(seg->addForAllFrames(*orientation), out, "plane orientation");
   const std::string dimensions = dimensionUid();
   check(seg->getDimensions().addDimensionIndex(DCM_ReferencedSegmentNumber, dimensions.c_str(),
@@ -185,7 +175,7 @@ void writeDicomSeg(const LabelVolume& labels, const LabelTable& table, const fs:
         for (int64_t x = 0; x < cols; ++x) frame[size_t(y * cols + x)] = labels.at(x, y, z) == value ? 1 : 0;
       const auto p = g.indexToWorld({0.0, 0.0, double(z)});
       std::unique_ptr<FGPlanePosPatient> position(
-          FGPlanePosPatient::createMinimal(decimal(p[0]).c_str(), decimal(p[1]).c_str(), decimal(p[2]).c_str()));
+          FGPlanePosPatient::createMinimal(dicomDecimal(p[0]).c_str(), dicomDecimal(p[1]).c_str(), dicomDecimal(p[2]).c_str()));
       FGFrameContent content;
       content.setDimensionIndexValues(number, 0);
       content.setDimensionIndexValues(Uint32(z + 1), 1);

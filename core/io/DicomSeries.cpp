@@ -27,6 +27,8 @@ namespace medseg {
 namespace fs = std::filesystem;
 
 namespace {
+
+using io_detail::dicomDecimal;
 using SeriesImage = itk::Image<float, 3>;
 using SeriesReader = itk::ImageSeriesReader<SeriesImage>;
 using ExportImage = itk::Image<int16_t, 3>;
@@ -93,16 +95,9 @@ std::string generateUid() {
   return "2.25." + digits;
 }
 
-// DICOM decimal strings hold at most 16 characters per value.
-std::string decimal(double value) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.9g", std::abs(value) < 1e-9 ? 0.0 : value);
-  return text;
-}
-
 std::string joined(std::initializer_list<double> values) {
   std::string out;
-  for (double v : values) out += (out.empty() ? "" : "\\") + decimal(v);
+  for (double v : values) out += (out.empty() ? "" : "\\") + dicomDecimal(v);
   return out;
 }
 
@@ -160,10 +155,10 @@ std::vector<itk::MetaDataDictionary> sliceDictionaries(const ImageVolume& image)
     set("0020|0013", std::to_string(z + 1));
     set("0020|0032", joined({position[0], position[1], position[2]}));
     set("0020|0037", orientation);
-    set("0020|1041", decimal(position[2]));
+    set("0020|1041", dicomDecimal(position[2]));
     set("0028|0030", joined({g.spacing[1], g.spacing[0]}));  // row spacing (y) \ column spacing (x)
-    set("0018|0050", decimal(g.spacing[2]));
-    set("0018|0088", decimal(g.spacing[2]));
+    set("0018|0050", dicomDecimal(g.spacing[2]));
+    set("0018|0088", dicomDecimal(g.spacing[2]));
   }
   return dictionaries;
 }
@@ -197,6 +192,17 @@ bool isEmptyOrMissingFolder(const fs::path& directory) {
 }  // namespace
 
 namespace io_detail {
+
+std::string dicomDecimal(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.10g", std::abs(value) < 1e-9 ? 0.0 : value);
+  std::string s = text;
+  if (s.size() > 16) {  // DS holds 16 characters
+    std::snprintf(text, sizeof text, "%.8g", value);
+    s = text;
+  }
+  return s;
+}
 
 std::vector<std::string> dicomSeriesFiles(const fs::path& directory, const std::string& seriesUid) {
   return chooseDicomSeries(directory, seriesUid).files;

@@ -19,7 +19,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-[[noreturn]] void fail(const fs::path& path, const std::string& why) { throw ImageIOError(path.string() + ": " + why); }
+using io_detail::fail;  // "PATH: why" as an ImageIOError
 
 struct SliceHeader {
   bool ok = false;
@@ -63,9 +63,7 @@ std::string describeSlice(const std::string& file, const SliceHeader& h) {
   return fs::path(file).filename().string() + (h.instanceNumber.empty() ? "" : " (instance " + h.instanceNumber + ")");
 }
 
-double dot(const std::array<double, 3>& a, const std::array<double, 3>& b) {
-  return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-}
+using io_detail::dot;
 
 // Slices sorted by their position along the normal (`order`) must be evenly spaced: no two at one
 // position, no missing slice, no uneven gap.

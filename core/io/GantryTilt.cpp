@@ -5,10 +5,12 @@
 #include <cstdio>
 #include <optional>
 
+#include "core/io/ImageIOInternal.h"
+
 namespace medseg {
 namespace {
 
-double dot(const std::array<double, 3>& a, const std::array<double, 3>& b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+using io_detail::dot;
 
 std::array<double, 3> column(const Geometry& g, int axis) {
   return {g.direction[0 * 3 + axis], g.direction[1 * 3 + axis], g.direction[2 * 3 + axis]};

@@ -1,6 +1,7 @@
 #pragma once
 // Shared by the core/io sources only (not part of the public contract, see ImageIO.h): ITK setup,
 // error translation, header validation and the DICOM and gzip helpers.
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -21,6 +22,15 @@ void registerImageIOFactories();
 std::string describeItkError(const itk::ExceptionObject& error);
 
 [[noreturn]] void fail(const std::filesystem::path& path, const std::string& problem);
+
+// Dot product of two patient-space direction vectors (slice normals, image axes).
+inline double dot(const std::array<double, 3>& a, const std::array<double, 3>& b) {
+  return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+
+// A number as a DICOM decimal string (DS: at most 16 characters): 10 significant digits where they
+// fit, else 8; magnitudes under 1e-9 as 0.
+std::string dicomDecimal(double value);
 
 // "12.3 MiB": bytes for people.
 std::string formatBytes(double bytes);

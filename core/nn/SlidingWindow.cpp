@@ -34,8 +34,6 @@ void validate(const torch::Tensor& input, const SlidingWindowOptions& options) {
   if (options.sizeDivisor < 1) throw InputError("size divisor must be at least 1");
 }
 
-int64_t roundUp(int64_t value, int64_t multiple) { return (value + multiple - 1) / multiple * multiple; }
-
 // The grid the windows run on: the input padded so every window fits (and whole volumes divide).
 struct Plan {
   Shape3 size{};      // input spatial size
@@ -51,12 +49,12 @@ Plan makePlan(const Shape3& size, const SlidingWindowOptions& options) {
   const bool wholeVolume = options.roi[0] >= size[0] && options.roi[1] >= size[1] && options.roi[2] >= size[2];
   for (int a = 0; a < 3; ++a) {
     if (wholeVolume) {
-      plan.padded[a] = roundUp(size[a], options.sizeDivisor);
+      plan.padded[a] = roundUpToMultiple(size[a], options.sizeDivisor);
     } else {
       if (options.roi[a] % options.sizeDivisor != 0)
         throw InputError("window " + describe(options.roi) + " must be a multiple of " +
                          std::to_string(options.sizeDivisor) + " in every axis for this network (try " +
-                         std::to_string(roundUp(options.roi[a], options.sizeDivisor)) + " instead of " +
+                         std::to_string(roundUpToMultiple(options.roi[a], options.sizeDivisor)) + " instead of " +
                          std::to_string(options.roi[a]) + ")");
       plan.padded[a] = std::max(size[a], options.roi[a]);
     }

@@ -59,6 +59,8 @@ torch::Tensor gaussianImportanceMap(const std::array<int64_t, 3>& roi, double si
 
 // Start offsets of the windows along one axis of `size` voxels (a single 0 when size <= roi).
 std::vector<int64_t> slidingWindowStarts(int64_t size, int64_t roi, double overlap);
+// `value` rounded up to a multiple of `multiple` (> 0): a window or grid edge the network divides.
+inline int64_t roundUpToMultiple(int64_t value, int64_t multiple) { return (value + multiple - 1) / multiple * multiple; }
 // Number of windows slidingWindowInference runs for an input of spatial shape (D, H, W).
 int64_t slidingWindowCount(const std::array<int64_t, 3>& shape, const SlidingWindowOptions& options);
 

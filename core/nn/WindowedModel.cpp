@@ -9,17 +9,10 @@
 #include "core/nn/SlidingWindow.h"
 #include "core/nn/VolumeTensor.h"
 #include "core/util/Interrupt.h"
+#include "core/util/Text.h"
 
 namespace medseg {
 namespace {
-
-std::string joined(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
-
-int64_t roundUp(int64_t value, int64_t multiple) { return (value + multiple - 1) / multiple * multiple; }
 
 // Labels painted for each region: the values the region adds to the regions nested inside it.
 std::vector<int> paintValues(const std::vector<std::vector<int>>& regions) {
@@ -89,7 +82,7 @@ void WindowedModel::checkChannels(const ImageVolume& image) const {
   if (expected == 0 || image.channels == expected) return;
   std::ostringstream msg;
   msg << "the model expects " << expected << " input channel(s)";
-  if (!modalities.empty()) msg << " (" << joined(modalities) << ", in this order)";
+  if (!modalities.empty()) msg << " (" << joinedWithCommas(modalities) << ", in this order)";
   msg << " but the image has " << image.channels
       << (image.channels == 1 && expected > 1 ? "; pass a 4-D image or a data set whose cases have every sequence" : "");
   throw InputError(msg.str());
@@ -109,7 +102,7 @@ Prediction WindowedModel::predict(const ImageVolume& image, const PredictionOpti
   const auto& patch = io_.patchSize;
   window.roi = options.roi.value_or(std::array<int64_t, 3>{patch[0], patch[1], patch[2]});
   if (options.wholeVolume)
-    for (int a = 0; a < 3; ++a) window.roi[a] = roundUp(input.size(1 + a), network_.sizeDivisor);
+    for (int a = 0; a < 3; ++a) window.roi[a] = roundUpToMultiple(input.size(1 + a), network_.sizeDivisor);
   window.overlap = options.overlap;
   window.windowBatch = options.windowBatch;
   window.workers = options.windowWorkers;
@@ -129,7 +122,7 @@ Prediction WindowedModel::predict(const ImageVolume& image, const PredictionOpti
   const auto logits = slidingWindowInference(input, forward, window, onWindow);
   if (network_.outChannels > 0 && logits.size(0) != network_.outChannels)
     throw InputError("the model returned " + std::to_string(logits.size(0)) + " output channels but its description has " +
-                     std::to_string(network_.outChannels) + " (" + joined(io_.classNames) + "); fix the description");
+                     std::to_string(network_.outChannels) + " (" + joinedWithCommas(io_.classNames) + "); fix the description");
   const bool regions = io_.targets == TargetMode::Regions;
   const auto probabilities = regions ? torch::sigmoid(logits) : torch::softmax(logits, 0);
   const auto& record = pre.record;

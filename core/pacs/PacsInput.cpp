@@ -6,17 +6,12 @@
 #include "core/pacs/PacsClient.h"
 #include "core/pacs/SeriesModalityRule.h"
 #include "core/util/Interrupt.h"
+#include "core/util/Text.h"
 
 namespace medseg {
 namespace fs = std::filesystem;
 
 namespace {
-std::string joined(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
-
 std::vector<PacsSeries> chooseSeries(const PacsAddress& address, const PacsInputRequest& request) {
   PacsClient& pacs = *address.client;
   const size_t wanted = std::max<size_t>(1, request.modalities.size());
@@ -24,7 +19,7 @@ std::vector<PacsSeries> chooseSeries(const PacsAddress& address, const PacsInput
     if (request.seriesUids.size() != wanted)
       throw InputError("--series was given " + std::to_string(request.seriesUids.size()) + " time(s), but the model takes " +
                        std::to_string(wanted) + " channel(s)" +
-                       (request.modalities.empty() ? std::string() : " (" + joined(request.modalities) + ")") +
+                       (request.modalities.empty() ? std::string() : " (" + joinedWithCommas(request.modalities) + ")") +
                        "; give one series UID per channel, in that order");
     std::vector<PacsSeries> chosen;
     for (const auto& uid : request.seriesUids) {
@@ -41,7 +36,7 @@ std::vector<PacsSeries> chooseSeries(const PacsAddress& address, const PacsInput
   if (!asSeries.empty()) {
     if (wanted != 1)
       throw InputError(request.uri + " names one series, but the model takes " + std::to_string(wanted) + " channels (" +
-                       joined(request.modalities) + "); give the study UID (its series are matched by description) or "
+                       joinedWithCommas(request.modalities) + "); give the study UID (its series are matched by description) or "
                        "--series UID once per channel");
     return {asSeries.front().series};
   }

@@ -4,6 +4,7 @@
 #include <regex>
 
 #include "core/util/Interrupt.h"
+#include "core/util/Text.h"
 
 namespace medseg {
 
@@ -16,12 +17,6 @@ std::string lower(std::string s) {
 const std::regex& contrastWords() {
   static const std::regex words(R"((^|[^a-z])(gd|gad|ce|c|post|contrast)([^a-z]|$)|\+c|t1c|t1gd|t1ce|t1post)");
   return words;
-}
-
-std::string joined(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
 }
 
 // The model's own patterns for `modality` (its name compared case-insensitively), or null.
@@ -69,7 +64,7 @@ std::vector<PacsSeries> matchSeriesToModalities(const PacsStudy& study, const st
   std::string listing;
   for (const auto& s : study.series) listing += "\n  " + s.seriesUid + "  " + s.modality + "  '" + s.description + "'";
   const std::string help = "; study " + study.studyUid + " has the series:" + listing +
-                           "\nchoose them with --series UID once per modality, in the model's order (" + joined(modalities) + ")";
+                           "\nchoose them with --series UID once per modality, in the model's order (" + joinedWithCommas(modalities) + ")";
   std::vector<PacsSeries> chosen;
   for (const auto& modality : modalities) {
     std::vector<const PacsSeries*> matches;

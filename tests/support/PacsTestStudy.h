@@ -35,13 +35,6 @@ inline std::string randomUid() {
   return "2.25." + std::to_string(generator() >> 1);
 }
 
-// The "result" event of a `medseg --json` run, or null.
-inline nlohmann::json resultEvent(const std::string& output) {
-  for (const auto& event : jsonLines(output))
-    if (event.value("event", "") == "result") return event;
-  return nlohmann::json();
-}
-
 // The Series Instance UID of a folder's first file.
 inline std::string seriesUidOf(const std::filesystem::path& folder) {
   const auto r = runProgram({"dcmdump", "-s", "+P", "0020,000e", filesIn(folder).front().string()});

@@ -8,6 +8,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "core/util/Interrupt.h"
+
 namespace medseg::test {
 namespace fs = std::filesystem;
 
@@ -78,5 +80,26 @@ CommandResult runMedseg(const std::vector<std::string>& arguments, Privileges pr
 }
 
 fs::path templateDir() { return MEDSEG_TEST_TEMPLATE_DIR; }
+
+nlohmann::json resultEvent(const std::string& output) {
+  for (const auto& event : jsonLines(output))
+    if (event.value("event", "") == "result") return event;
+  return nlohmann::json();
+}
+
+std::set<std::string> folderContents(const std::filesystem::path& folder) {
+  std::set<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(folder)) names.insert(entry.path().filename().string());
+  return names;
+}
+
+std::string inputErrorMessageOf(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no InputError)";
+}
 
 }  // namespace medseg::test

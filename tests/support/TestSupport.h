@@ -1,6 +1,8 @@
 #pragma once
 // Shared helpers for the test programs: scratch folders and running the medseg binary.
 #include <filesystem>
+#include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -38,7 +40,18 @@ CommandResult runMedseg(const std::vector<std::string>& arguments, Privileges pr
 
 // The JSON-lines events (lines starting with '{') in the output of a `medseg --json` run.
 std::vector<nlohmann::json> jsonLines(const std::string& output);
+// The "result" event of a `medseg --json` run, or null.
+nlohmann::json resultEvent(const std::string& output);
+#ifdef MEDSEG_SOURCE_DIR  // defined for the programs that train
+// resources/configs/tiny-test.yaml: a few-second training run.
+inline std::string tinyTestConfig() { return std::string(MEDSEG_SOURCE_DIR) + "/resources/configs/tiny-test.yaml"; }
+#endif
 
 std::filesystem::path templateDir();  // the Colin27 templates from mricron-data
+
+// The names of the entries of `folder` (what a failed write must leave as it was).
+std::set<std::string> folderContents(const std::filesystem::path& folder);
+// The message of the InputError that `f` throws, or "(no InputError)".
+std::string inputErrorMessageOf(const std::function<void()>& f);
 
 }  // namespace medseg::test

@@ -7,6 +7,7 @@
 #include <torch/csrc/autograd/engine.h>
 
 #include "cluster/parallel/MpiEnvironment.h"
+#include "core/util/Elapsed.h"
 #include "plugins/unet3d/parallel/MpiTensorTypes.h"
 
 #if MEDSEG_HAVE_NCCL
@@ -20,7 +21,6 @@ namespace medseg::cluster {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 #if MEDSEG_HAVE_NCCL
 // One NCCL communicator per MPI communicator, made once (unique id broadcast over MPI).
@@ -123,7 +123,7 @@ void GradientAllreducer::post(Bucket& bucket) {
                       ncclSum, ncclFor(comm_), cudaStreamLegacy) != ncclSuccess)
       throw std::runtime_error("ncclAllReduce failed");
     bucket.posted = true;
-    stepBlocked_ += since(start);
+    stepBlocked_ += secondsSince(start);
     return;
   }
 #endif
@@ -132,7 +132,7 @@ void GradientAllreducer::post(Bucket& bucket) {
                           MPI_SUM, comm_, &bucket.request),
            "MPI_Iallreduce");
   bucket.posted = true;
-  stepBlocked_ += since(start);
+  stepBlocked_ += secondsSince(start);
 }
 
 void GradientAllreducer::postReadyBuckets(bool all) {
@@ -171,7 +171,7 @@ void GradientAllreducer::finish() {
   std::fill(arrived_.begin(), arrived_.end(), false);
   nextToPost_ = 0;
   callbackQueued_ = false;
-  stepBlocked_ += since(start);
+  stepBlocked_ += secondsSince(start);
   stats_.lastBlockedSeconds = stepBlocked_;
   stats_.blockedSeconds += stepBlocked_;
   stepBlocked_ = 0.0;

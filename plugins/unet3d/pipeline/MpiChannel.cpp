@@ -7,15 +7,13 @@
 #include <nlohmann/json.hpp>
 
 #include "cluster/parallel/MpiEnvironment.h"
+#include "core/util/Elapsed.h"
 #include "plugins/unet3d/parallel/MpiTensorTypes.h"
 
 namespace medseg::cluster {
 namespace {
 
 constexpr int64_t kPieceElements = int64_t{1} << 30;
-double since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 }  // namespace
 
@@ -67,7 +65,7 @@ void MpiChannel::send(int from, int to, Flow flow, int64_t micro, const Activati
     bytesSent_ += buffer.numel() * size;
   }
   reapCompleted();
-  secondsBlocked_ += since(start);
+  secondsBlocked_ += secondsSince(start);
 }
 
 std::optional<ActivationBundle> MpiChannel::receive(int from, int to, Flow flow, int64_t micro) {
@@ -88,7 +86,7 @@ std::optional<ActivationBundle> MpiChannel::receive(int from, int to, Flow flow,
                "MPI_Recv (pipeline)");
     bundle.tensors[entry.at("key").get<std::string>()] = device_.is_cpu() ? tensor : tensor.to(device_);
   }
-  secondsBlocked_ += since(start);
+  secondsBlocked_ += secondsSince(start);
   return bundle;
 }
 
@@ -107,7 +105,7 @@ void MpiChannel::flush() {
     checkMpi(MPI_Waitall(static_cast<int>(message.requests.size()), message.requests.data(), MPI_STATUSES_IGNORE),
              "MPI_Waitall (pipeline)");
   pending_.clear();
-  secondsBlocked_ += since(start);
+  secondsBlocked_ += secondsSince(start);
 }
 
 std::vector<double> MpiChannel::sumOverProcesses(std::vector<double> values) {

@@ -10,6 +10,7 @@
 #if MEDSEG_HAVE_MPI
 #include <chrono>
 
+#include "core/util/Elapsed.h"
 #include "plugins/unet3d/pipeline/PipelineValidation.h"
 #include "plugins/unet3d/pipeline/ProcessMemory.h"
 #include "core/dataset/Dataset.h"
@@ -23,7 +24,6 @@ namespace medseg::cluster {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 // The training config fields inference needs, from a model file's description.
 void adoptDescription(TrainConfig& config, const ModelDescription& d) {
@@ -50,7 +50,7 @@ nlohmann::json inferCase(PipelineEngine& engine, const CaseEntry& entry, const T
   nlohmann::json result = {{"case", entry.id}, {"shape", input.sizes().vec()}};
   auto start = Clock::now();
   const auto whole = pipelineLogits(engine, input, wholeVolumeWindow(input, divisor));
-  result["whole_volume"] = {{"seconds", since(start)}, {"dice", caseDice(whole, reference, config)}, {"windows", 1}};
+  result["whole_volume"] = {{"seconds", secondsSince(start)}, {"dice", caseDice(whole, reference, config)}, {"windows", 1}};
   if (!options.skipSliding) {
     SlidingWindowOptions window;
     const auto& roi = options.roi.empty() ? config.patchSize : options.roi;
@@ -60,7 +60,7 @@ nlohmann::json inferCase(PipelineEngine& engine, const CaseEntry& entry, const T
     window.windowBatch = std::max(1, stages);  // keep every stage busy on consecutive windows
     start = Clock::now();
     const auto sliding = pipelineLogits(engine, input, window);
-    result["sliding_window"] = {{"seconds", since(start)},
+    result["sliding_window"] = {{"seconds", secondsSince(start)},
                                 {"dice", caseDice(sliding, reference, config)},
                                 {"windows", slidingWindowCount({input.size(1), input.size(2), input.size(3)}, window)},
                                 {"roi", window.roi},
@@ -112,7 +112,7 @@ nlohmann::json inferPipeline(TrainConfig config, const ModelParallelOptions& opt
       const auto window = wholeVolumeWindow(random, config.network.sizeDivisor());
       const auto start = Clock::now();
       const auto logits = pipelineLogits(*engine, random, window);
-      volume = {{"size", options.inferSize}, {"padded", window.roi}, {"seconds", since(start)}, {"output", logits.sizes().vec()}};
+      volume = {{"size", options.inferSize}, {"padded", window.roi}, {"seconds", secondsSince(start)}, {"output", logits.sizes().vec()}};
     }
     engine->finishInference();
   } else {

@@ -18,7 +18,7 @@ using test::ScratchDir;
 
 // Every JSON line of the output (stderr shares the stream, so other lines are skipped) must parse;
 // returns the single "result" event.
-json resultEvent(const std::string& output) {
+json onlyResultEvent(const std::string& output) {
   std::istringstream lines(output);
   std::string line;
   json result;
@@ -63,7 +63,7 @@ TEST(DatasetCheckCli, PlantedFaultsExitOneAndAreListedInJson) {
 
   const auto machine = runMedseg({"--json", "dataset", "check", dir.path().string()});
   EXPECT_EQ(machine.exitCode, 1) << machine.output;
-  const json result = resultEvent(machine.output);
+  const json result = onlyResultEvent(machine.output);
   EXPECT_EQ(result["kind"], "dataset-check");
   EXPECT_EQ(result["ok"], false);
   EXPECT_EQ(result["errors"], 2);
@@ -86,7 +86,7 @@ TEST(DatasetCheckCli, MissingFileAndMaxFindings) {
   fs::remove(dir / "labelsTr/case_002.nii.gz");
   const auto result = runMedseg({"--json", "dataset", "check", dir.path().string(), "--max-findings", "1"});
   EXPECT_EQ(result.exitCode, 1) << result.output;
-  const json event = resultEvent(result.output);
+  const json event = onlyResultEvent(result.output);
   EXPECT_EQ(event["findings"].size(), 1u);
   EXPECT_EQ(event["findings"][0]["code"], "missing-file");
   EXPECT_EQ(event["findings_omitted"], 1);
@@ -125,7 +125,7 @@ TEST(DatasetCheckCli, InfoDescribesDataset) {
   test::makeNnUNetDataset(nn.path(), 2, 1);
   const auto machine = runMedseg({"--json", "dataset", "info", nn.path().string()});
   EXPECT_EQ(machine.exitCode, 0) << machine.output;
-  const json info = resultEvent(machine.output);
+  const json info = onlyResultEvent(machine.output);
   EXPECT_EQ(info["kind"], "dataset-info");
   EXPECT_EQ(info["layout"], "nnunet-v2");
   EXPECT_EQ(info["training_cases"], 2);

@@ -17,14 +17,7 @@ using test::runMedseg;
 using test::ScratchDir;
 
 // All JSON lines of the output parse; returns them in order.
-std::vector<json> jsonEvents(const std::string& output) {
-  std::istringstream lines(output);
-  std::string line;
-  std::vector<json> events;
-  while (std::getline(lines, line))
-    if (!line.empty() && line.front() == '{') events.push_back(json::parse(line));
-  return events;
-}
+using test::jsonLines;
 
 TEST(DatasetSynthCli, WritesADatasetAndSummarises) {
   ScratchDir dir("cli-synth");
@@ -55,7 +48,7 @@ TEST(DatasetSynthCli, JsonReportsProgressAndResult) {
   const auto result = runMedseg({"--json", "dataset", "synth", "--out", out.string(), "--cases", "2", "--size", "32",
                                  "--phantom"});
   ASSERT_EQ(result.exitCode, 0) << result.output;
-  const auto events = jsonEvents(result.output);
+  const auto events = jsonLines(result.output);
   ASSERT_FALSE(events.empty()) << result.output;
   int progress = 0, results = 0;
   json final;

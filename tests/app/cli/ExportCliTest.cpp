@@ -24,7 +24,7 @@ json eventOfKind(const std::string& output, const std::string& event) {
   return json();
 }
 
-std::string tinyConfig() { return std::string(MEDSEG_SOURCE_DIR) + "/resources/configs/tiny-test.yaml"; }
+using test::tinyTestConfig;
 
 // Sliding-window inference of every training case with probabilities, into `out`, in float32 (the
 // default picks bf16 on CPUs that have it, whose rounding is far coarser than the 1e-5 compared here).
@@ -67,7 +67,7 @@ void expectSameMasks(const fs::path& expected, const fs::path& actual) {
 TEST(ExportCli, ExportedTorchScriptSegmentsLikeTheCheckpoint) {
   test::ScratchDir dir("export-cli");
   test::writeTinyDataset(dir / "data", 5, 20);
-  const auto train = test::runMedseg({"--json", "train", "--config", tinyConfig(), "--data", (dir / "data").string(),
+  const auto train = test::runMedseg({"--json", "train", "--config", tinyTestConfig(), "--data", (dir / "data").string(),
                                       "--out", (dir / "run").string()});
   ASSERT_EQ(train.exitCode, 0) << train.output;
   const fs::path best = dir / "run" / "best.pt";

@@ -17,29 +17,16 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::vector<json> jsonEvents(const std::string& output) {
-  std::vector<json> events;
-  std::istringstream lines(output);
-  std::string line;
-  while (std::getline(lines, line))
-    if (!line.empty() && line.front() == '{') events.push_back(json::parse(line));
-  return events;
-}
-
-json resultEvent(const std::string& output) {
-  for (const auto& event : jsonEvents(output))
-    if (event.value("event", "") == "result") return event;
-  return json();
-}
-
-std::string tinyConfig() { return std::string(MEDSEG_SOURCE_DIR) + "/resources/configs/tiny-test.yaml"; }
+using test::jsonLines;
+using test::resultEvent;
+using test::tinyTestConfig;
 
 TEST(InferCli, TrainedModelSegmentsADataSetFolderAndOneImage) {
   test::ScratchDir dir("infer-cli");
   const fs::path data = dir / "data";
   ASSERT_EQ(test::runMedseg({"dataset", "synth", "--out", data.string(), "--cases", "4", "--size", "32", "--phantom"})
                 .exitCode, 0);
-  const auto train = test::runMedseg({"--json", "train", "--config", tinyConfig(), "--data",
+  const auto train = test::runMedseg({"--json", "train", "--config", tinyTestConfig(), "--data",
                                       data.string(), "--out", (dir / "run").string()});
   ASSERT_EQ(train.exitCode, 0) << train.output;
   const json trained = resultEvent(train.output);
@@ -66,7 +53,7 @@ TEST(InferCli, TrainedModelSegmentsADataSetFolderAndOneImage) {
     EXPECT_EQ(inferred["model_preparation"].get<std::string>().rfind("frozen and optimised for inference", 0), 0u);
   }
   int caseMetrics = 0;
-  for (const auto& event : jsonEvents(folder.output))
+  for (const auto& event : jsonLines(folder.output))
     if (event["event"] == "metric" && event["kind"] == "infer-case") ++caseMetrics;
   EXPECT_EQ(caseMetrics, 4);
   for (const auto& c : inferred["cases"]) {

@@ -17,7 +17,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::string tinyConfig() { return std::string(MEDSEG_SOURCE_DIR) + "/resources/configs/tiny-test.yaml"; }
+using test::tinyTestConfig;
 
 json eventOf(const std::string& output, const std::string& name, const std::string& kind = "") {
   for (const auto& event : test::jsonLines(output))
@@ -38,7 +38,7 @@ TEST(NonFiniteCli, NanImageIsRefusedByInferAndTrainUnlessAllowed) {
   const fs::path data = dir / "data";
   ASSERT_EQ(test::runMedseg({"dataset", "synth", "--out", data.string(), "--cases", "3", "--seed", "1", "--size", "32"})
                 .exitCode, 0);
-  const auto train = test::runMedseg({"--json", "train", "--config", tinyConfig(), "--data", data.string(), "--out",
+  const auto train = test::runMedseg({"--json", "train", "--config", tinyTestConfig(), "--data", data.string(), "--out",
                                       (dir / "run").string()});
   ASSERT_EQ(train.exitCode, 0) << train.output;
   const fs::path best = eventOf(train.output, "result")["best_checkpoint"].get<std::string>();
@@ -67,12 +67,12 @@ TEST(NonFiniteCli, NanImageIsRefusedByInferAndTrainUnlessAllowed) {
   // A data set with such a case: training refuses it before any step, names the file, and trains
   // with the flag (or the config key) after replacing the voxels.
   poisonWithNan(image);
-  const auto trainRefused = test::runMedseg({"train", "--config", tinyConfig(), "--data", data.string(), "--out",
+  const auto trainRefused = test::runMedseg({"train", "--config", tinyTestConfig(), "--data", data.string(), "--out",
                                              (dir / "run-nan").string()});
   EXPECT_EQ(trainRefused.exitCode, 3) << trainRefused.output;
   EXPECT_NE(trainRefused.output.find(image.filename().string() + ": 4000 non-finite voxels"), std::string::npos)
       << trainRefused.output;
-  const auto trainAllowed = test::runMedseg({"--json", "train", "--config", tinyConfig(), "--data", data.string(), "--out",
+  const auto trainAllowed = test::runMedseg({"--json", "train", "--config", tinyTestConfig(), "--data", data.string(), "--out",
                                              (dir / "run-allowed").string(), "--set", "allow_non_finite=true"});
   ASSERT_EQ(trainAllowed.exitCode, 0) << trainAllowed.output;
   EXPECT_NE(trainAllowed.output.find("replaced 4000 non-finite voxels"), std::string::npos) << trainAllowed.output;

@@ -34,37 +34,37 @@ using test::kPacsSeries;
 using test::resultEvent;
 using test::seriesUidOf;
 
-struct Shared {
+struct DicomWebShared {
   std::unique_ptr<test::ScratchDir> dir;
   std::unique_ptr<test::OrthancServer> orthanc;
   test::PacsTestStudy study;
   std::string skip;
 };
-test::SharedSuite<Shared> shared;
+test::SharedSuite<DicomWebShared> dicomWebSuite;
 
 class PacsDicomWebCli : public ::testing::Test {
  protected:
   static void prepare() {
-    shared->skip = test::pacsTestsSkipReason(/*dicomWeb=*/true);
-    if (!shared->skip.empty()) return;
-    shared->dir = std::make_unique<test::ScratchDir>("pacs-dicomweb-cli");
-    const fs::path root = shared->dir->path();
-    test::makePacsTestStudy(root, shared->study);
+    dicomWebSuite->skip = test::pacsTestsSkipReason(/*dicomWeb=*/true);
+    if (!dicomWebSuite->skip.empty()) return;
+    dicomWebSuite->dir = std::make_unique<test::ScratchDir>("pacs-dicomweb-cli");
+    const fs::path root = dicomWebSuite->dir->path();
+    test::makePacsTestStudy(root, dicomWebSuite->study);
     if (::testing::Test::HasFatalFailure()) return;
     test::OrthancOptions options;
     options.dicomWeb = true;
-    shared->orthanc = std::make_unique<test::OrthancServer>(root / "orthanc", options);
-    test::uploadPacsTestStudy(*shared->orthanc, shared->study);
+    dicomWebSuite->orthanc = std::make_unique<test::OrthancServer>(root / "orthanc", options);
+    test::uploadPacsTestStudy(*dicomWebSuite->orthanc, dicomWebSuite->study);
   }
-  static void TearDownTestSuite() { shared.reset(); }
+  static void TearDownTestSuite() { dicomWebSuite.reset(); }
   void SetUp() override {
-    const bool ready = shared.prepareOnce(prepare);  // in the first test (tests/support/SharedSuite.h)
-    if (!shared->skip.empty()) MEDSEG_MISSING_COMPONENT(shared->skip);
-    ASSERT_TRUE(ready && shared->orthanc) << shared.failure();
+    const bool ready = dicomWebSuite.prepareOnce(prepare);  // in the first test (tests/support/SharedSuite.h)
+    if (!dicomWebSuite->skip.empty()) MEDSEG_MISSING_COMPONENT(dicomWebSuite->skip);
+    ASSERT_TRUE(ready && dicomWebSuite->orthanc) << dicomWebSuite.failure();
   }
-  static std::string web() { return shared->orthanc->dicomWebRoot(); }
-  static std::string dimse() { return shared->orthanc->server(); }
-  static fs::path scratch(const std::string& name) { return shared->dir->path() / name; }
+  static std::string web() { return dicomWebSuite->orthanc->dicomWebRoot(); }
+  static std::string dimse() { return dicomWebSuite->orthanc->server(); }
+  static fs::path scratch(const std::string& name) { return dicomWebSuite->dir->path() / name; }
   // dicomweb://127.0.0.1:PORT/dicom-web/UID
   static std::string dicomWebUri(const std::string& uid) { return "dicomweb://" + web().substr(7) + "/" + uid; }
 };
@@ -76,7 +76,7 @@ TEST_F(PacsDicomWebCli, FindOverQidoListsWhatCFindLists) {
   EXPECT_EQ(result["server"], PacsDicomWebCli::web());
   ASSERT_EQ(result["studies"].size(), 1u) << web.output;
   const json& study = result["studies"][0];
-  EXPECT_EQ(study["study_uid"], shared->study.studyUid);
+  EXPECT_EQ(study["study_uid"], dicomWebSuite->study.studyUid);
   EXPECT_EQ(study["patient_id"], "PACS001");
   ASSERT_EQ(study["series"].size(), 4u);
   for (const auto& s : study["series"]) {
@@ -96,7 +96,7 @@ TEST_F(PacsDicomWebCli, FindOverQidoListsWhatCFindLists) {
 
   const auto human = test::runMedseg({"pacs", "find", "--server", PacsDicomWebCli::web(), "--modality", "MR"});
   ASSERT_EQ(human.exitCode, 0) << human.output;
-  EXPECT_NE(human.output.find("study " + shared->study.studyUid), std::string::npos) << human.output;
+  EXPECT_NE(human.output.find("study " + dicomWebSuite->study.studyUid), std::string::npos) << human.output;
   EXPECT_NE(human.output.find("AX T1 post Gd"), std::string::npos) << human.output;
   EXPECT_NE(human.output.find("1 study on " + PacsDicomWebCli::web()), std::string::npos) << human.output;
   const auto none = test::runMedseg({"--json", "pacs", "find", "--server", PacsDicomWebCli::web(), "--modality", "CT"});
@@ -109,7 +109,7 @@ TEST_F(PacsDicomWebCli, FindOverQidoListsWhatCFindLists) {
 
 TEST_F(PacsDicomWebCli, GetOverWadoGivesTheCGetCopysFilesAndVolume) {
   for (int c = 0; c < 4; ++c) {
-    const std::string uid = seriesUidOf(shared->study.seriesFolders[size_t(c)]);
+    const std::string uid = seriesUidOf(dicomWebSuite->study.seriesFolders[size_t(c)]);
     const fs::path viaWeb = scratch("wado-" + std::string(kPacsSeries[c].modality));
     const fs::path viaDimse = scratch("cget-" + std::string(kPacsSeries[c].modality));
     const auto get = test::runMedseg({"--json", "pacs", "get", "--server", web(), "--series", uid, "--out", viaWeb.string()});
@@ -133,7 +133,7 @@ TEST_F(PacsDicomWebCli, GetOverWadoGivesTheCGetCopysFilesAndVolume) {
   // A folder that is not empty is refused before anything is asked.
   const fs::path full = scratch("wado-FLAIR");
   const auto again = test::runMedseg({"pacs", "get", "--server", web(), "--series",
-                                      seriesUidOf(shared->study.seriesFolders[0]), "--out", full.string()});
+                                      seriesUidOf(dicomWebSuite->study.seriesFolders[0]), "--out", full.string()});
   EXPECT_EQ(again.exitCode, 3) << again.output;
   EXPECT_NE(again.output.find("exists and is not empty"), std::string::npos) << again.output;
 }
@@ -141,12 +141,12 @@ TEST_F(PacsDicomWebCli, GetOverWadoGivesTheCGetCopysFilesAndVolume) {
 TEST_F(PacsDicomWebCli, InferFromDicomWebEqualsPacsAndItsSegGoesBackOverStow) {
   const fs::path root = scratch("infer");
   fs::create_directories(root);
-  const std::string model = shared->study.model.string();
-  const auto viaWeb = test::runMedseg({"--json", "infer", "--model", model, "--input", dicomWebUri(shared->study.studyUid),
+  const std::string model = dicomWebSuite->study.model.string();
+  const auto viaWeb = test::runMedseg({"--json", "infer", "--model", model, "--input", dicomWebUri(dicomWebSuite->study.studyUid),
                                        "--out", (root / "web.nii.gz").string()});
   ASSERT_EQ(viaWeb.exitCode, 0) << viaWeb.output;
   const auto viaDimse = test::runMedseg({"infer", "--model", model, "--input",
-                                         "pacs://" + dimse() + "/" + shared->study.studyUid, "--out",
+                                         "pacs://" + dimse() + "/" + dicomWebSuite->study.studyUid, "--out",
                                          (root / "dimse.nii.gz").string()});
   ASSERT_EQ(viaDimse.exitCode, 0) << viaDimse.output;
   const LabelVolume fromWeb = readLabels(root / "web.nii.gz"), fromDimse = readLabels(root / "dimse.nii.gz");
@@ -157,9 +157,9 @@ TEST_F(PacsDicomWebCli, InferFromDicomWebEqualsPacsAndItsSegGoesBackOverStow) {
   EXPECT_GT(labelled, 0) << "the tiny model labels nothing; the comparison would be empty";
 
   // The mask as a DICOM SEG over the DICOMweb input, sent back with STOW-RS.
-  const std::string flairUid = seriesUidOf(shared->study.seriesFolders[0]);
+  const std::string flairUid = seriesUidOf(dicomWebSuite->study.seriesFolders[0]);
   const fs::path seg = root / "web-seg.dcm";
-  const auto segInfer = test::runMedseg({"infer", "--model", model, "--input", dicomWebUri(shared->study.studyUid),
+  const auto segInfer = test::runMedseg({"infer", "--model", model, "--input", dicomWebUri(dicomWebSuite->study.studyUid),
                                          "--format", "seg", "--out", seg.string()});
   ASSERT_EQ(segInfer.exitCode, 0) << segInfer.output;
   const DicomSegImage read = readDicomSeg(seg);
@@ -168,12 +168,12 @@ TEST_F(PacsDicomWebCli, InferFromDicomWebEqualsPacsAndItsSegGoesBackOverStow) {
   const auto store = test::runMedseg({"--json", "pacs", "store", "--server", web(), seg.string()});
   ASSERT_EQ(store.exitCode, 0) << store.output;
   const std::string segUid = resultEvent(store.output)["stored"][0]["sop_instance_uid"];
-  const json lookup = json::parse(shared->orthanc->post("/tools/lookup", segUid));
+  const json lookup = json::parse(dicomWebSuite->orthanc->post("/tools/lookup", segUid));
   ASSERT_EQ(lookup.size(), 1u) << lookup.dump();
-  const json tags = json::parse(shared->orthanc->get("/instances/" + lookup[0]["ID"].get<std::string>() + "/simplified-tags"));
+  const json tags = json::parse(dicomWebSuite->orthanc->get("/instances/" + lookup[0]["ID"].get<std::string>() + "/simplified-tags"));
   EXPECT_EQ(tags["Modality"], "SEG");
   EXPECT_EQ(tags["SOPClassUID"], "1.2.840.10008.5.1.4.1.1.66.4");
-  EXPECT_EQ(tags["StudyInstanceUID"], shared->study.studyUid);
+  EXPECT_EQ(tags["StudyInstanceUID"], dicomWebSuite->study.studyUid);
   ASSERT_TRUE(tags.contains("ReferencedSeriesSequence")) << tags.dump();
   EXPECT_EQ(tags["ReferencedSeriesSequence"][0]["SeriesInstanceUID"], flairUid);
   // A file the server cannot parse (header whole, pixel data cut short) is refused with a reason.
@@ -195,7 +195,7 @@ TEST_F(PacsDicomWebCli, InferFromDicomWebEqualsPacsAndItsSegGoesBackOverStow) {
   sidecar["series_patterns"] = {{"FLAIR", {"^ax"}}};
   writeFileAtomically(exported.string() + ".json", sidecar.dump(2));
   const fs::path patternMask = root / "pattern.nii.gz";
-  const auto ambiguous = test::runMedseg({"infer", "--model", exported.string(), "--input", dicomWebUri(shared->study.studyUid),
+  const auto ambiguous = test::runMedseg({"infer", "--model", exported.string(), "--input", dicomWebUri(dicomWebSuite->study.studyUid),
                                           "--out", patternMask.string()});
   EXPECT_EQ(ambiguous.exitCode, 3) << ambiguous.output;
   EXPECT_NE(ambiguous.output.find("4 series descriptions match the model's modality FLAIR (by the model's series_patterns '^ax')"),
@@ -204,7 +204,7 @@ TEST_F(PacsDicomWebCli, InferFromDicomWebEqualsPacsAndItsSegGoesBackOverStow) {
   EXPECT_FALSE(fs::exists(patternMask));
   sidecar["series_patterns"] = {{"FLAIR", {"^ax\\s+flair$"}}, {"T1gd", {"post\\s+gd"}}};
   writeFileAtomically(exported.string() + ".json", sidecar.dump(2));
-  const auto matched = test::runMedseg({"infer", "--model", exported.string(), "--input", dicomWebUri(shared->study.studyUid),
+  const auto matched = test::runMedseg({"infer", "--model", exported.string(), "--input", dicomWebUri(dicomWebSuite->study.studyUid),
                                         "--out", patternMask.string()});
   ASSERT_EQ(matched.exitCode, 0) << matched.output;
   EXPECT_EQ(readLabels(patternMask).data, fromDimse.data);
@@ -216,8 +216,8 @@ TEST_F(PacsDicomWebCli, RefusedConnectionUnknownSeriesAndWrongRootEndWithClearEr
   EXPECT_EQ(refused.exitCode, 4) << refused.output;
   EXPECT_NE(refused.output.find("cannot reach " + down), std::string::npos) << refused.output;
   const fs::path mask = scratch("errors-mask.nii.gz");
-  const auto inferDown = test::runMedseg({"infer", "--model", shared->study.model.string(), "--input",
-                                          "dicomweb://" + down.substr(7) + "/" + shared->study.studyUid, "--out", mask.string()});
+  const auto inferDown = test::runMedseg({"infer", "--model", dicomWebSuite->study.model.string(), "--input",
+                                          "dicomweb://" + down.substr(7) + "/" + dicomWebSuite->study.studyUid, "--out", mask.string()});
   EXPECT_EQ(inferDown.exitCode, 4) << inferDown.output;
   EXPECT_NE(inferDown.output.find("cannot reach"), std::string::npos) << inferDown.output;
   EXPECT_FALSE(fs::exists(mask));
@@ -228,16 +228,16 @@ TEST_F(PacsDicomWebCli, RefusedConnectionUnknownSeriesAndWrongRootEndWithClearEr
   EXPECT_EQ(missing.exitCode, 3) << missing.output;
   EXPECT_NE(missing.output.find("has no series " + unknown), std::string::npos) << missing.output;
   EXPECT_FALSE(fs::exists(out));
-  const auto inferMissing = test::runMedseg({"infer", "--model", shared->study.model.string(), "--input", dicomWebUri(unknown),
+  const auto inferMissing = test::runMedseg({"infer", "--model", dicomWebSuite->study.model.string(), "--input", dicomWebUri(unknown),
                                              "--out", mask.string()});
   EXPECT_EQ(inferMissing.exitCode, 3) << inferMissing.output;
   EXPECT_NE(inferMissing.output.find("has no study or series " + unknown), std::string::npos) << inferMissing.output;
   EXPECT_FALSE(fs::exists(mask));
 
   // Orthanc's own REST root is no DICOMweb root: its 404 says so.
-  const std::string wrongRoot = "http://127.0.0.1:" + std::to_string(shared->orthanc->httpPort()) + "/not-dicom-web";
+  const std::string wrongRoot = "http://127.0.0.1:" + std::to_string(dicomWebSuite->orthanc->httpPort()) + "/not-dicom-web";
   const auto notFound = test::runMedseg({"pacs", "get", "--server", wrongRoot, "--series",
-                                         seriesUidOf(shared->study.seriesFolders[0]), "--out", out.string()});
+                                         seriesUidOf(dicomWebSuite->study.seriesFolders[0]), "--out", out.string()});
   EXPECT_EQ(notFound.exitCode, 3) << notFound.output;
   EXPECT_NE(notFound.output.find("HTTP 404 Not Found"), std::string::npos) << notFound.output;
   EXPECT_NE(notFound.output.find("check the DICOMweb root"), std::string::npos) << notFound.output;
@@ -250,26 +250,26 @@ TEST_F(PacsDicomWebCli, RefusedConnectionUnknownSeriesAndWrongRootEndWithClearEr
 TEST_F(PacsDicomWebCli, WadoRetrieveCutOffMidSeriesLeavesNoFolderAndNoMask) {
   // The relay passes the QIDO-RS answers and about half of the FLAIR series' bytes, then drops.
   int64_t seriesBytes = 0;
-  for (const auto& f : test::filesIn(shared->study.seriesFolders.front())) seriesBytes += int64_t(fs::file_size(f));
-  test::CuttingProxy proxy(shared->orthanc->httpPort(), seriesBytes / 2);
+  for (const auto& f : test::filesIn(dicomWebSuite->study.seriesFolders.front())) seriesBytes += int64_t(fs::file_size(f));
+  test::CuttingProxy proxy(dicomWebSuite->orthanc->httpPort(), seriesBytes / 2);
   const std::string server = "http://127.0.0.1:" + std::to_string(proxy.port()) + "/dicom-web";
   const fs::path config = scratch("pacs-short.json");
   writeFileAtomically(config, R"({"connect_timeout_seconds": 5, "dimse_timeout_seconds": 10})");
   const fs::path out = scratch("cut");
   const auto get = test::runMedseg({"pacs", "get", "--server", server, "--pacs-config", config.string(), "--series",
-                                    seriesUidOf(shared->study.seriesFolders.front()), "--out", out.string()});
+                                    seriesUidOf(dicomWebSuite->study.seriesFolders.front()), "--out", out.string()});
   EXPECT_EQ(get.exitCode, 4) << get.output;
   EXPECT_NE(get.output.find("was cut off after"), std::string::npos) << get.output;
   EXPECT_NE(get.output.find("of 32 instances"), std::string::npos) << get.output;
   EXPECT_NE(get.output.find("nothing was kept"), std::string::npos) << get.output;
   EXPECT_FALSE(fs::exists(out));
-  for (const auto& e : fs::directory_iterator(shared->dir->path()))
+  for (const auto& e : fs::directory_iterator(dicomWebSuite->dir->path()))
     EXPECT_EQ(e.path().filename().string().find(".cut"), std::string::npos) << "staging left behind: " << e.path();
   EXPECT_GE(proxy.cutConnections(), 1);
 
   const fs::path mask = scratch("cut-mask.nii.gz");
-  const auto infer = test::runMedseg({"infer", "--model", shared->study.model.string(), "--input",
-                                      "dicomweb://" + server.substr(7) + "/" + shared->study.studyUid, "--pacs-config",
+  const auto infer = test::runMedseg({"infer", "--model", dicomWebSuite->study.model.string(), "--input",
+                                      "dicomweb://" + server.substr(7) + "/" + dicomWebSuite->study.studyUid, "--pacs-config",
                                       config.string(), "--out", mask.string()});
   EXPECT_EQ(infer.exitCode, 4) << infer.output;
   EXPECT_NE(infer.output.find("was cut off"), std::string::npos) << infer.output;

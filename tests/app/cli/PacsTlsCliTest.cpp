@@ -24,14 +24,14 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using test::resultEvent;
 
-struct Shared {
+struct TlsShared {
   std::unique_ptr<test::ScratchDir> dir;
   std::unique_ptr<test::OrthancServer> orthanc;
   fs::path series;   // as uploaded
   std::string seriesUid;
   std::string skip;
 };
-test::SharedSuite<Shared> shared;
+test::SharedSuite<TlsShared> tlsSuite;
 
 // A key and a certificate signed by `ca` (or self-signed when ca is empty), PEM, in `dir`.
 void makeCertificate(const fs::path& dir, const std::string& name, const std::string& ca) {
@@ -50,11 +50,11 @@ void makeCertificate(const fs::path& dir, const std::string& name, const std::st
 class PacsTlsCli : public ::testing::Test {
  protected:
   static void prepare() {
-    shared->skip = test::pacsTestsSkipReason(/*dicomWeb=*/false);
-    if (shared->skip.empty() && !test::haveProgram("openssl")) shared->skip = "openssl is not installed (Debian package openssl)";
-    if (!shared->skip.empty()) return;
-    shared->dir = std::make_unique<test::ScratchDir>("pacs-tls-cli");
-    const fs::path root = shared->dir->path();
+    tlsSuite->skip = test::pacsTestsSkipReason(/*dicomWeb=*/false);
+    if (tlsSuite->skip.empty() && !test::haveProgram("openssl")) tlsSuite->skip = "openssl is not installed (Debian package openssl)";
+    if (!tlsSuite->skip.empty()) return;
+    tlsSuite->dir = std::make_unique<test::ScratchDir>("pacs-tls-cli");
+    const fs::path root = tlsSuite->dir->path();
     const fs::path pki = root / "pki";
     fs::create_directories(pki);
     makeCertificate(pki, "ca", "");
@@ -68,17 +68,17 @@ class PacsTlsCli : public ::testing::Test {
     for (int64_t z = 0; z < 12; ++z)
       for (int64_t y = 0; y < 20; ++y)
         for (int64_t x = 0; x < 24; ++x) volume.at(x, y, z) = float(10 * x + 7 * y + 30 * z);
-    shared->series = root / "upload";
-    test::writeStudySeries(volume, shared->series, test::randomUid(), "TLS001", "AX FLAIR", 1,
+    tlsSuite->series = root / "upload";
+    test::writeStudySeries(volume, tlsSuite->series, test::randomUid(), "TLS001", "AX FLAIR", 1,
                            test::TransferSyntax::ExplicitLittle);
-    shared->seriesUid = test::seriesUidOf(shared->series);
+    tlsSuite->seriesUid = test::seriesUidOf(tlsSuite->series);
 
     test::OrthancOptions options;
     options.tlsCertificate = (pki / "orthanc.crt").string();
     options.tlsPrivateKey = (pki / "orthanc.key").string();
     options.tlsTrustedCertificates = (pki / "ca.crt").string();
-    shared->orthanc = std::make_unique<test::OrthancServer>(root / "orthanc", options);
-    for (const auto& file : test::filesIn(shared->series)) shared->orthanc->post("/instances", readTextFile(file));
+    tlsSuite->orthanc = std::make_unique<test::OrthancServer>(root / "orthanc", options);
+    for (const auto& file : test::filesIn(tlsSuite->series)) tlsSuite->orthanc->post("/instances", readTextFile(file));
 
     // PACS configs: relative paths are the config file's folder's.
     writeFileAtomically(pki / "tls.json", R"({"tls": {"ca_certificates": "ca.crt", "certificate": "medseg.crt",
@@ -91,40 +91,40 @@ class PacsTlsCli : public ::testing::Test {
                                                                 "connect_timeout_seconds": 5, "dimse_timeout_seconds": 10})");
     writeFileAtomically(pki / "plain.json", R"({"connect_timeout_seconds": 5, "dimse_timeout_seconds": 10})");
   }
-  static void TearDownTestSuite() { shared.reset(); }
+  static void TearDownTestSuite() { tlsSuite.reset(); }
   void SetUp() override {
-    const bool ready = shared.prepareOnce(prepare);  // in the first test (tests/support/SharedSuite.h)
-    if (!shared->skip.empty()) MEDSEG_MISSING_COMPONENT(shared->skip);
-    ASSERT_TRUE(ready && shared->orthanc) << shared.failure();
+    const bool ready = tlsSuite.prepareOnce(prepare);  // in the first test (tests/support/SharedSuite.h)
+    if (!tlsSuite->skip.empty()) MEDSEG_MISSING_COMPONENT(tlsSuite->skip);
+    ASSERT_TRUE(ready && tlsSuite->orthanc) << tlsSuite.failure();
   }
-  static std::string config(const std::string& name) { return (shared->dir->path() / "pki" / (name + ".json")).string(); }
+  static std::string config(const std::string& name) { return (tlsSuite->dir->path() / "pki" / (name + ".json")).string(); }
 };
 
 TEST_F(PacsTlsCli, EchoFindAndGetWorkOverTls) {
-  const std::string server = shared->orthanc->server();
+  const std::string server = tlsSuite->orthanc->server();
   const auto echo = test::runMedseg({"pacs", "echo", "--server", server, "--pacs-config", config("tls")});
-  ASSERT_EQ(echo.exitCode, 0) << echo.output << shared->orthanc->log();
+  ASSERT_EQ(echo.exitCode, 0) << echo.output << tlsSuite->orthanc->log();
   const auto find = test::runMedseg({"--json", "pacs", "find", "--server", server, "--pacs-config", config("tls"),
                                      "--patient", "TLS001"});
   ASSERT_EQ(find.exitCode, 0) << find.output;
   const json studies = resultEvent(find.output)["studies"];
   ASSERT_EQ(studies.size(), 1u) << find.output;
   ASSERT_EQ(studies[0]["series"].size(), 1u);
-  EXPECT_EQ(studies[0]["series"][0]["series_uid"], shared->seriesUid);
+  EXPECT_EQ(studies[0]["series"][0]["series_uid"], tlsSuite->seriesUid);
   EXPECT_EQ(studies[0]["series"][0]["instances"], 12);
 
-  const fs::path out = shared->dir->path() / "retrieved";
+  const fs::path out = tlsSuite->dir->path() / "retrieved";
   const auto get = test::runMedseg({"--json", "pacs", "get", "--server", server, "--pacs-config", config("tls"), "--series",
-                                    shared->seriesUid, "--out", out.string()});
+                                    tlsSuite->seriesUid, "--out", out.string()});
   ASSERT_EQ(get.exitCode, 0) << get.output;
   ASSERT_EQ(test::filesIn(out).size(), 12u);
-  const ImageVolume retrieved = readImage(out), uploaded = readImage(shared->series);
+  const ImageVolume retrieved = readImage(out), uploaded = readImage(tlsSuite->series);
   EXPECT_EQ(retrieved.data, uploaded.data);
   EXPECT_TRUE(retrieved.geometry.sameAs(uploaded.geometry));
 }
 
 TEST_F(PacsTlsCli, PlainUntrustedAndAnonymousClientsAreRefused) {
-  const std::string server = shared->orthanc->server();
+  const std::string server = tlsSuite->orthanc->server();
   const auto plain = test::runMedseg({"pacs", "echo", "--server", server, "--pacs-config", config("plain")});
   EXPECT_EQ(plain.exitCode, 4) << plain.output;
   EXPECT_NE(plain.output.find("cannot reach " + server), std::string::npos) << plain.output;
@@ -134,9 +134,9 @@ TEST_F(PacsTlsCli, PlainUntrustedAndAnonymousClientsAreRefused) {
   EXPECT_NE(untrusted.output.find("over TLS"), std::string::npos) << untrusted.output;
   EXPECT_NE(untrusted.output.find("stranger-ca.crt"), std::string::npos) << untrusted.output;
 
-  const fs::path out = shared->dir->path() / "anonymous";
+  const fs::path out = tlsSuite->dir->path() / "anonymous";
   const auto anonymous = test::runMedseg({"pacs", "get", "--server", server, "--pacs-config", config("no-client-certificate"),
-                                          "--series", shared->seriesUid, "--out", out.string()});
+                                          "--series", tlsSuite->seriesUid, "--out", out.string()});
   EXPECT_EQ(anonymous.exitCode, 4) << anonymous.output;
   EXPECT_NE(anonymous.output.find("over TLS"), std::string::npos) << anonymous.output;
   EXPECT_FALSE(fs::exists(out));

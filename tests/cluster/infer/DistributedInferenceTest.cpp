@@ -25,7 +25,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::string tinyConfig() { return std::string(MEDSEG_SOURCE_DIR) + "/resources/configs/tiny-test.yaml"; }
+using test::tinyTestConfig;
 
 // The CPU threads a worker rank uses when 2 ranks share this machine (medseg-worker's default).
 std::string workerThreads() { return std::to_string(std::max(1u, std::thread::hardware_concurrency() / 2)); }
@@ -55,7 +55,7 @@ class DistributedInference : public ::testing::Test {
     test_support::allowMpiAsRoot();
     const auto data = *scratch_ / "train-data";
     ASSERT_EQ(test::runMedseg({"dataset", "synth", "--out", data.string(), "--cases", "3", "--seed", "1", "--size", "32"}).exitCode, 0);
-    const auto trained = test::runMedseg({"train", "--config", tinyConfig(), "--data", data.string(), "--out", (*scratch_ / "model").string()});
+    const auto trained = test::runMedseg({"train", "--config", tinyTestConfig(), "--data", data.string(), "--out", (*scratch_ / "model").string()});
     ASSERT_EQ(trained.exitCode, 0) << trained.output;
     model_ = *scratch_ / "model" / "best.pt";
     ASSERT_TRUE(fs::exists(model_)) << trained.output;

@@ -16,7 +16,7 @@ namespace {
 using test_support::splitNul;
 using test_support::writeScript;
 
-const std::vector<std::string>& hostileStrings() {
+const std::vector<std::string>& shellHostileStrings() {
   static const std::vector<std::string> strings{
       "run; rm -rf /", "$(touch pwned)", "`touch pwned`", "it's", "\"double\" quotes", "a\nnewline; touch pwned",
       "back\\slash", "$HOME ${PATH}", "*", "-n", "", "tab\there", "'", "''", "a'b'c", "&& touch pwned &", "| tee pwned",
@@ -41,12 +41,12 @@ TEST(ShellQuote, HostileArgumentsSurviveShellUnchangedAndExecuteNothing) {
   test::ScratchDir scratch("shellquote");
   const auto stub = writeArgvPrinter(scratch.path());
   std::vector<std::string> argv{stub.string()};
-  for (const auto& s : hostileStrings()) argv.push_back(s);
+  for (const auto& s : shellHostileStrings()) argv.push_back(s);
   // Run inside the scratch folder, so a successful injection would create ./pwned there.
   const std::string line = "cd " + shellQuote(scratch.path().string()) + " && " + shellJoin(argv);
   const ProcessResult result = runCapture({"sh", "-c", line}, 20.0);
   ASSERT_EQ(result.exitCode, 0) << result.output;
-  EXPECT_EQ(splitNul(result.output), hostileStrings());
+  EXPECT_EQ(splitNul(result.output), shellHostileStrings());
   EXPECT_FALSE(std::filesystem::exists(scratch / "pwned"));
 }
 

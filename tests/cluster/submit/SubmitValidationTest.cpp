@@ -47,11 +47,7 @@ std::vector<std::string> with(std::vector<std::string> args, const std::vector<s
   return args;
 }
 
-json resultEvent(const std::string& output) {
-  for (const auto& event : medseg::test::jsonLines(output))
-    if (event.value("event", std::string()) == "result") return event;
-  return json::object();
-}
+using medseg::test::resultEvent;
 
 RunState followUntilEnd(const fs::path& runs, const fs::path& runDir, double seconds) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);

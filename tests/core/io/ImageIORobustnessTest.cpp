@@ -29,12 +29,6 @@ std::string ioErrorOf(Call&& call) {
   return "";
 }
 
-std::set<std::string> folderContents(const fs::path& folder) {
-  std::set<std::string> names;
-  for (const auto& entry : fs::directory_iterator(folder)) names.insert(entry.path().filename().string());
-  return names;
-}
-
 template <typename T>
 void put(std::string& bytes, size_t offset, T value) {
   std::memcpy(&bytes[offset], &value, sizeof(T));
@@ -192,14 +186,14 @@ TEST(ImageIORobustness, UnknownExtensionIsRefusedBeforeWriting) {
     const std::string error = ioErrorOf([&] { writeImage(test::rampImage({3, 3, 3}, 1), dir / name); });
     EXPECT_NE(error.find("unknown image extension"), std::string::npos) << name << ": " << error;
   }
-  EXPECT_TRUE(folderContents(dir.path()).empty());
+  EXPECT_TRUE(test::folderContents(dir.path()).empty());
 }
 
 TEST(ImageIORobustness, FailedDetachedWriteLeavesNoTemporaryFiles) {
   ScratchDir dir("io-failwrite");
   fs::create_directories(dir / "scan.raw" / "occupied");  // the data file cannot be moved into place
   EXPECT_FALSE(ioErrorOf([&] { writeImage(test::rampImage({3, 3, 3}, 1), dir / "scan.mhd"); }).empty());
-  EXPECT_EQ(folderContents(dir.path()), (std::set<std::string>{"scan.raw"}));
+  EXPECT_EQ(test::folderContents(dir.path()), (std::set<std::string>{"scan.raw"}));
 }
 
 // Child process body: exits 0 when the write failed with an ImageIOError, as it must.
@@ -219,9 +213,9 @@ TEST(ImageIORobustness, WriteFailingMidwayKeepsOldFileAndLeavesNoTemporary) {
     const fs::path target = dir / (std::string("big") + ext);
     writeImage(test::rampImage({2, 2, 2}, 1), target);
     EXPECT_EXIT(writeWithFileSizeLimit(target), ::testing::ExitedWithCode(0), "") << ext;
-    EXPECT_EQ(folderContents(dir.path()).count(target.filename().string()), 1u);
+    EXPECT_EQ(test::folderContents(dir.path()).count(target.filename().string()), 1u);
     EXPECT_EQ(readImage(target).size, (Size3{2, 2, 2})) << ext;  // the old file is intact
-    for (const auto& name : folderContents(dir.path())) EXPECT_EQ(name.find(".tmp-"), std::string::npos) << name;
+    for (const auto& name : test::folderContents(dir.path())) EXPECT_EQ(name.find(".tmp-"), std::string::npos) << name;
   }
 }
 

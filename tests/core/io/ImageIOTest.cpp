@@ -22,12 +22,6 @@ void expectSameGeometry(const Geometry& expected, const Geometry& actual, double
   for (int i = 0; i < 9; ++i) EXPECT_NEAR(expected.direction[i], actual.direction[i], tolerance) << "direction " << i;
 }
 
-std::set<std::string> folderContents(const fs::path& folder) {
-  std::set<std::string> names;
-  for (const auto& entry : fs::directory_iterator(folder)) names.insert(entry.path().filename().string());
-  return names;
-}
-
 class FormatRoundTrip : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(FormatRoundTrip, KeepsObliqueGeometryAndValues) {
@@ -48,7 +42,7 @@ TEST_P(FormatRoundTrip, KeepsObliqueGeometryAndValues) {
   EXPECT_EQ(back.data, original.data);
   expectSameGeometry(original.geometry, back.geometry, 1e-4);
   EXPECT_TRUE(back.geometry.sameAs(original.geometry, 1e-4));
-  for (const auto& name : folderContents(dir.path())) EXPECT_EQ(name.find(".tmp-"), std::string::npos) << name;
+  for (const auto& name : test::folderContents(dir.path())) EXPECT_EQ(name.find(".tmp-"), std::string::npos) << name;
 }
 
 TEST_P(FormatRoundTrip, FourChannelImagesStayFourDimensional) {
@@ -77,9 +71,9 @@ INSTANTIATE_TEST_SUITE_P(AllFormats, FormatRoundTrip,
 TEST(ImageIO, DetachedHeaderFormatsLeaveHeaderAndDataFileOnly) {
   ScratchDir dir("io-detached");
   writeImage(test::rampImage({4, 4, 4}, 1), dir / "scan.mhd");
-  EXPECT_EQ(folderContents(dir.path()), (std::set<std::string>{"scan.mhd", "scan.raw"}));
+  EXPECT_EQ(test::folderContents(dir.path()), (std::set<std::string>{"scan.mhd", "scan.raw"}));
   writeImage(test::rampImage({4, 4, 4}, 1), dir / "scan.mhd");  // overwrite in place
-  EXPECT_EQ(folderContents(dir.path()), (std::set<std::string>{"scan.mhd", "scan.raw"}));
+  EXPECT_EQ(test::folderContents(dir.path()), (std::set<std::string>{"scan.mhd", "scan.raw"}));
   EXPECT_EQ(readImage(dir / "scan.mhd").data, test::rampImage({4, 4, 4}, 1).data);
 }
 
@@ -105,8 +99,8 @@ TEST(ImageIO, DicomSeriesRoundTripKeepsGeometryAndInt16Values) {
   for (size_t i = 0; i < image.data.size(); ++i) image.data[i] = static_cast<float>(i) * 3.3f - 400.2f;
   const fs::path series = dir / "series";
   writeDicomSeries(image, series);
-  EXPECT_EQ(folderContents(series).size(), 6u);
-  EXPECT_EQ(folderContents(dir.path()), (std::set<std::string>{"series"}));  // no staging folder left
+  EXPECT_EQ(test::folderContents(series).size(), 6u);
+  EXPECT_EQ(test::folderContents(dir.path()), (std::set<std::string>{"series"}));  // no staging folder left
 
   const ImageHeader header = readImageHeader(series);
   EXPECT_EQ(header.format, "DICOM");

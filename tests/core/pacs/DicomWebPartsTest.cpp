@@ -10,6 +10,7 @@
 #include "core/pacs/PacsConfig.h"
 #include "core/pacs/PacsError.h"
 #include "core/util/Interrupt.h"
+#include "support/TestSupport.h"
 
 namespace medseg {
 namespace {
@@ -85,22 +86,13 @@ TEST(MultipartReader, BoundaryOfAContentType) {
   EXPECT_EQ(multipartBoundary("multipart/related; type=\"application/dicom\""), "");
 }
 
-std::string messageOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no InputError)";
-}
-
 TEST(DicomWebServer, ParsesRootsDicomWebInputsAndPeers) {
   EXPECT_EQ(parseDicomWebServer("http://127.0.0.1:8042/dicom-web/").root, "http://127.0.0.1:8042/dicom-web");
   EXPECT_EQ(parseDicomWebServer("https://user:secret@pacs.example.org/dicom-web").describe(),
             "https://pacs.example.org/dicom-web");  // credentials stay out of messages
-  EXPECT_NE(messageOf([] { parseDicomWebServer("http://host:99999/x"); }).find("port '99999'"), std::string::npos);
-  EXPECT_NE(messageOf([] { parseDicomWebServer("http:///dicom-web"); }).find("no host"), std::string::npos);
-  EXPECT_NE(messageOf([] { parseDicomWebServer("http://host/dicom-web?x=1"); }).find("without a query"), std::string::npos);
+  EXPECT_NE(test::inputErrorMessageOf([] { parseDicomWebServer("http://host:99999/x"); }).find("port '99999'"), std::string::npos);
+  EXPECT_NE(test::inputErrorMessageOf([] { parseDicomWebServer("http:///dicom-web"); }).find("no host"), std::string::npos);
+  EXPECT_NE(test::inputErrorMessageOf([] { parseDicomWebServer("http://host/dicom-web?x=1"); }).find("without a query"), std::string::npos);
 
   const PacsConfig config = parsePacsConfig(R"({"peers": {"web": "http://10.0.0.5:8042/dicom-web",
                                                           "dimse": "ORTHANC@10.0.0.5:4242"}})", "pacs.json");
@@ -114,7 +106,7 @@ TEST(DicomWebServer, ParsesRootsDicomWebInputsAndPeers) {
   EXPECT_EQ(bare.server.root, "https://pacs.example.org/dicom-web");
   EXPECT_TRUE(bare.uid.empty());
   EXPECT_EQ(parseDicomWebUri("dicomweb://web/1.2.3", config).server.root, "http://10.0.0.5:8042/dicom-web");
-  EXPECT_NE(messageOf([&] { parseDicomWebUri("dicomweb:///1.2.3", config); }).find("dicomweb://host:port/ROOT/UID"),
+  EXPECT_NE(test::inputErrorMessageOf([&] { parseDicomWebUri("dicomweb:///1.2.3", config); }).find("dicomweb://host:port/ROOT/UID"),
             std::string::npos);
 
   EXPECT_TRUE(isPacsAddress("dicomweb://h/1.2"));
@@ -123,7 +115,7 @@ TEST(DicomWebServer, ParsesRootsDicomWebInputsAndPeers) {
   EXPECT_EQ(makePacsClient("http://127.0.0.1:8042/dicom-web", config)->describe(), "http://127.0.0.1:8042/dicom-web");
   EXPECT_EQ(makePacsClient("web", config)->describe(), "http://10.0.0.5:8042/dicom-web");
   EXPECT_EQ(makePacsClient("dimse", config)->describe(), "ORTHANC@10.0.0.5:4242");
-  const std::string neither = messageOf([&] { makePacsClient("orthanc-without-port", config); });
+  const std::string neither = test::inputErrorMessageOf([&] { makePacsClient("orthanc-without-port", config); });
   EXPECT_NE(neither.find("AET@host:port"), std::string::npos) << neither;
   EXPECT_NE(neither.find("http(s)://host:port/ROOT"), std::string::npos) << neither;
 }

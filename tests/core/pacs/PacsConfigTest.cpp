@@ -10,18 +10,10 @@
 #include "core/pacs/PacsConfig.h"
 #include "core/pacs/PacsPeer.h"
 #include "core/util/Interrupt.h"
+#include "support/TestSupport.h"
 
 namespace medseg {
 namespace {
-
-std::string messageOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no InputError)";
-}
 
 TEST(PacsConfig, ReadsAeTitleTimeoutsAndNamedPeers) {
   const PacsConfig c = parsePacsConfig(
@@ -40,13 +32,13 @@ TEST(PacsConfig, ReadsAeTitleTimeoutsAndNamedPeers) {
 }
 
 TEST(PacsConfig, RefusesUnknownKeysBadTimeoutsAndAeTitles) {
-  EXPECT_NE(messageOf([] { parsePacsConfig(R"({"aetitle": "X"})", "p.json"); }).find("unknown key 'aetitle'"), std::string::npos);
-  EXPECT_NE(messageOf([] { parsePacsConfig(R"({"dimse_timeout_seconds": 0})", "p.json"); }).find("dimse_timeout_seconds"),
+  EXPECT_NE(test::inputErrorMessageOf([] { parsePacsConfig(R"({"aetitle": "X"})", "p.json"); }).find("unknown key 'aetitle'"), std::string::npos);
+  EXPECT_NE(test::inputErrorMessageOf([] { parsePacsConfig(R"({"dimse_timeout_seconds": 0})", "p.json"); }).find("dimse_timeout_seconds"),
             std::string::npos);
-  EXPECT_NE(messageOf([] { parsePacsConfig(R"({"ae_title": "MUCH_TOO_LONG_AE_TITLE"})", "p.json"); }).find("1 to 16"),
+  EXPECT_NE(test::inputErrorMessageOf([] { parsePacsConfig(R"({"ae_title": "MUCH_TOO_LONG_AE_TITLE"})", "p.json"); }).find("1 to 16"),
             std::string::npos);
-  EXPECT_NE(messageOf([] { parsePacsConfig("{not json", "p.json"); }).find("p.json: not valid JSON"), std::string::npos);
-  EXPECT_NE(messageOf([] { loadPacsConfig("/nonexistent/pacs.json"); }).find("does not exist"), std::string::npos);
+  EXPECT_NE(test::inputErrorMessageOf([] { parsePacsConfig("{not json", "p.json"); }).find("p.json: not valid JSON"), std::string::npos);
+  EXPECT_NE(test::inputErrorMessageOf([] { loadPacsConfig("/nonexistent/pacs.json"); }).find("does not exist"), std::string::npos);
 }
 
 TEST(PacsConfig, TlsFilesAreTheConfigFoldersAndChecked) {
@@ -60,30 +52,30 @@ TEST(PacsConfig, TlsFilesAreTheConfigFoldersAndChecked) {
   EXPECT_EQ(c.tls.privateKey, dir / "me.key");
   EXPECT_FALSE(PacsConfig{}.tls.enabled());
   const std::string source = (dir / "pacs.json").string();
-  EXPECT_NE(messageOf([&] { parsePacsConfig(R"({"tls": {"ca_certificates": "missing.pem"}})", source); })
+  EXPECT_NE(test::inputErrorMessageOf([&] { parsePacsConfig(R"({"tls": {"ca_certificates": "missing.pem"}})", source); })
                 .find("tls.ca_certificates: " + (dir / "missing.pem").string() + " does not exist"),
             std::string::npos);
-  EXPECT_NE(messageOf([&] { parsePacsConfig(R"({"tls": {"ca_certificates": "ca.pem", "certificate": "me.pem"}})", source); })
+  EXPECT_NE(test::inputErrorMessageOf([&] { parsePacsConfig(R"({"tls": {"ca_certificates": "ca.pem", "certificate": "me.pem"}})", source); })
                 .find("go together"),
             std::string::npos);
-  EXPECT_NE(messageOf([&] { parsePacsConfig(R"({"tls": {"certificate": "me.pem", "private_key": "me.key"}})", source); })
+  EXPECT_NE(test::inputErrorMessageOf([&] { parsePacsConfig(R"({"tls": {"certificate": "me.pem", "private_key": "me.key"}})", source); })
                 .find("needs ca_certificates"),
             std::string::npos);
-  EXPECT_NE(messageOf([&] { parsePacsConfig(R"({"tls": {"ca": "ca.pem"}})", source); }).find("unknown key 'tls.ca'"),
+  EXPECT_NE(test::inputErrorMessageOf([&] { parsePacsConfig(R"({"tls": {"ca": "ca.pem"}})", source); }).find("unknown key 'tls.ca'"),
             std::string::npos);
   std::filesystem::remove_all(dir);
 }
 
 TEST(PacsPeer, ParsesAddressesAndPacsUris) {
   const PacsConfig none;
-  EXPECT_NE(messageOf([&] { parsePacsPeer("host:4242", none); }).find("AET@host:port"), std::string::npos);
-  EXPECT_NE(messageOf([&] { parsePacsPeer("AE@host:99999", none); }).find("out of range"), std::string::npos);
-  EXPECT_NE(messageOf([&] { parsePacsPeer("AE@host:", none); }).find("AET@host:port"), std::string::npos);
+  EXPECT_NE(test::inputErrorMessageOf([&] { parsePacsPeer("host:4242", none); }).find("AET@host:port"), std::string::npos);
+  EXPECT_NE(test::inputErrorMessageOf([&] { parsePacsPeer("AE@host:99999", none); }).find("out of range"), std::string::npos);
+  EXPECT_NE(test::inputErrorMessageOf([&] { parsePacsPeer("AE@host:", none); }).find("AET@host:port"), std::string::npos);
   const PacsUri uri = parsePacsUri("pacs://ORTHANC@127.0.0.1:4242/1.2.840.113619.2.55", none);
   EXPECT_EQ(uri.peer.port, 4242);
   EXPECT_EQ(uri.uid, "1.2.840.113619.2.55");
   EXPECT_TRUE(parsePacsUri("pacs://ORTHANC@127.0.0.1:4242", none).uid.empty());
-  EXPECT_NE(messageOf([&] { parsePacsUri("pacs://ORTHANC@127.0.0.1:4242/abc", none); }).find("study or series UID"),
+  EXPECT_NE(test::inputErrorMessageOf([&] { parsePacsUri("pacs://ORTHANC@127.0.0.1:4242/abc", none); }).find("study or series UID"),
             std::string::npos);
   EXPECT_FALSE(isPacsUri("/data/case.nii.gz"));
 }

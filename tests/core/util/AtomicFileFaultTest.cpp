@@ -17,12 +17,6 @@ namespace medseg {
 namespace {
 namespace fs = std::filesystem;
 
-std::set<std::string> folderContents(const fs::path& folder) {
-  std::set<std::string> names;
-  for (const auto& entry : fs::directory_iterator(folder)) names.insert(entry.path().filename().string());
-  return names;
-}
-
 // The id of a process that has exited and been reaped, so no process has it (until the id is reused,
 // which takes a full wrap of the pid space).
 pid_t deadProcessId() {
@@ -60,7 +54,7 @@ TEST(AtomicFileFaults, FileSizeLimitKeepsPreviousFileAndNamesTheCause) {
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0) << (fs::exists(messageFile) ? readTextFile(messageFile) : "no error raised");
   EXPECT_EQ(readTextFile(target), "previous");
-  EXPECT_EQ(folderContents(dir.path()), (std::set<std::string>{"checkpoint.pt", "message.txt"}));
+  EXPECT_EQ(test::folderContents(dir.path()), (std::set<std::string>{"checkpoint.pt", "message.txt"}));
 }
 
 TEST(AtomicFileFaults, StaleTemporariesOfDeadWritersAreRemoved) {
@@ -75,7 +69,7 @@ TEST(AtomicFileFaults, StaleTemporariesOfDeadWritersAreRemoved) {
   for (const auto& name : {dead, mine, live, otherTarget, notOurs}) std::ofstream(dir / name) << "partial";
 
   EXPECT_EQ(removeStaleTemporaries(target), 1u);
-  EXPECT_EQ(folderContents(dir.path()), (std::set<std::string>{"checkpoint.pt", mine, live, otherTarget, notOurs}));
+  EXPECT_EQ(test::folderContents(dir.path()), (std::set<std::string>{"checkpoint.pt", mine, live, otherTarget, notOurs}));
   EXPECT_EQ(readTextFile(target), "intact");
   EXPECT_EQ(removeStaleTemporaries(dir / "best.pt"), 1u);
   EXPECT_EQ(removeStaleTemporaries(dir / "absent" / "x.pt"), 0u);  // a missing folder is not an error

@@ -15,12 +15,6 @@ namespace medseg {
 namespace {
 namespace fs = std::filesystem;
 
-std::set<std::string> folderContents(const fs::path& folder) {
-  std::set<std::string> names;
-  for (const auto& entry : fs::directory_iterator(folder)) names.insert(entry.path().filename().string());
-  return names;
-}
-
 TEST(AtomicFile, TemporarySiblingKeepsFolderAndCompoundExtension) {
   const fs::path temp = temporarySiblingPath("/data/out/case.nii.gz");
   EXPECT_EQ(temp.parent_path(), fs::path("/data/out"));
@@ -37,7 +31,7 @@ TEST(AtomicFile, WritesAndReplacesWholeFiles) {
   EXPECT_EQ(readTextFile(dir / "nested" / "a.txt"), "first");
   writeFileAtomically(dir / "nested" / "a.txt", "second, longer content");
   EXPECT_EQ(readTextFile(dir / "nested" / "a.txt"), "second, longer content");
-  EXPECT_EQ(folderContents(dir / "nested"), (std::set<std::string>{"a.txt"}));
+  EXPECT_EQ(test::folderContents(dir / "nested"), (std::set<std::string>{"a.txt"}));
 }
 
 TEST(AtomicFile, ThrowingWriterLeavesOldTargetAndNoTemporary) {
@@ -55,13 +49,13 @@ TEST(AtomicFile, ThrowingWriterLeavesOldTargetAndNoTemporary) {
   EXPECT_EQ(seenTemp.parent_path(), target.parent_path());
   EXPECT_FALSE(fs::exists(seenTemp));
   EXPECT_EQ(readTextFile(target), "old");
-  EXPECT_EQ(folderContents(dir.path()), (std::set<std::string>{"model.json"}));
+  EXPECT_EQ(test::folderContents(dir.path()), (std::set<std::string>{"model.json"}));
 }
 
 TEST(AtomicFile, WriterThatProducesNothingIsAnError) {
   test::ScratchDir dir("atomic-nothing");
   EXPECT_THROW(writeAtomically(dir / "x.bin", [](const fs::path&) {}), std::runtime_error);
-  EXPECT_TRUE(folderContents(dir.path()).empty());
+  EXPECT_TRUE(test::folderContents(dir.path()).empty());
 }
 
 TEST(AtomicFile, AppendLineDurablyAppendsWholeLines) {

@@ -1,0 +1,23 @@
+#pragma once
+// Small text helpers that several sources need alike: messages listing names, lines read from
+// other programs' output.
+#include <string>
+#include <vector>
+
+namespace medseg {
+
+// "a, b, c" ("" for none).
+inline std::string joinedWithCommas(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+// `text` without leading and trailing spaces, tabs and line ends.
+inline std::string trimmed(const std::string& text) {
+  const auto begin = text.find_first_not_of(" \t\r\n");
+  if (begin == std::string::npos) return "";
+  return text.substr(begin, text.find_last_not_of(" \t\r\n") - begin + 1);
+}
+
+}  // namespace medseg
