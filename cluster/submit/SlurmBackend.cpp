@@ -77,7 +77,8 @@ std::string parseSbatchJobId(const std::string& output) {
 }
 
 RunState mapSlurmState(const std::string& slurmState) {
-  const std::string word = trimmed(slurmState).substr(0, trimmed(slurmState).find(' '));
+  const std::string state = trimmed(slurmState);
+  const std::string word = state.substr(0, state.find(' '));
   if (word == "PENDING" || word == "CONFIGURING" || word == "REQUEUED" || word == "REQUEUE_HOLD" ||
       word == "REQUEUE_FED" || word == "RESV_DEL_HOLD" || word == "SUSPENDED")
     return RunState::Queued;

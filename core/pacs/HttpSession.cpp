@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "core/util/Interrupt.h"
+#include "core/util/Text.h"
 
 namespace medseg::pacs_detail {
 
@@ -34,11 +35,6 @@ std::string withoutCredentials(const std::string& url) {
   return url.substr(0, scheme + 3) + url.substr(at + 1);
 }
 
-std::string trimmed(const std::string& s) {
-  const auto first = s.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos) return {};
-  return s.substr(first, s.find_last_not_of(" \t\r\n") - first + 1);
-}
 }  // namespace
 
 struct HttpSession::Impl {

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/plugin/PluginError.h"
+#include "core/util/Text.h"
 
 namespace medseg::plugin {
 namespace {
@@ -45,8 +46,7 @@ std::optional<int64_t> wholeNumberText(const std::string& text) {
 }
 
 std::string joinedNames(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& name : names) out += (out.empty() ? "" : ", ") + name;
+  const std::string out = joinedWithCommas(names);
   return out.empty() ? "none" : out;
 }
 

@@ -9,6 +9,7 @@
 #include "core/util/AtomicFile.h"
 #include "core/util/ConfigDocument.h"
 #include "core/util/Interrupt.h"
+#include "core/util/Text.h"
 
 namespace medseg::torchscript {
 namespace {
@@ -21,11 +22,7 @@ const std::set<std::string> kPreprocessing{"LoadImaged",         "EnsureChannelF
                                            "ScaleIntensityd",    "NormalizeIntensityd",  "CropForegroundd"};
 const std::set<std::string> kPostprocessing{"Activationsd", "AsDiscreted", "Invertd", "SaveImaged", "EnsureTyped", "ToTensord"};
 
-std::string allowed(const std::set<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
+std::string allowed(const std::set<std::string>& names) { return joinedWithCommas({names.begin(), names.end()}); }
 
 std::optional<std::string> embeddedMetadata(const fs::path& file) {
   if (!isZipArchive(file)) return std::nullopt;

@@ -40,6 +40,7 @@ void compareParameters(const std::filesystem::path& a, const std::filesystem::pa
   ASSERT_FALSE(first.empty());
   for (size_t i = 0; i < first.size(); ++i) {
     ASSERT_EQ(first[i].sizes(), second[i].sizes()) << "parameter " << i << " of " << a << " and " << b;
+    ASSERT_EQ(first[i].scalar_type(), torch::kDouble);  // read as asked, whatever the file stores
     *maxDifference = std::max(*maxDifference, (first[i] - second[i]).abs().max().item<double>());
   }
 }

@@ -16,8 +16,7 @@ using nlohmann::json;
 using test::runMedseg;
 using test::ScratchDir;
 
-// All JSON lines of the output parse; returns them in order.
-using test::jsonLines;
+using test::jsonLines;  // every JSON line parses (a broken one throws), in order
 
 TEST(DatasetSynthCli, WritesADatasetAndSummarises) {
   ScratchDir dir("cli-synth");
