@@ -20,6 +20,7 @@
 
 #include "core/io/ImageIOInternal.h"
 #include "core/io/NiftiHeader.h"
+#include "core/util/Text.h"
 
 namespace medseg::io_detail {
 namespace fs = std::filesystem;
@@ -101,12 +102,6 @@ struct MetaHeader {
   uint64_t headerBytes = 0;  // offset of the data for ElementDataFile = LOCAL
 };
 
-std::string trimmed(const std::string& text) {
-  const auto begin = text.find_first_not_of(" \t\r");
-  if (begin == std::string::npos) return "";
-  return text.substr(begin, text.find_last_not_of(" \t\r") - begin + 1);
-}
-
 // MetaImage headers are "Key = Value" lines ending with ElementDataFile.
 MetaHeader readMetaHeader(const fs::path& path) {
   MetaHeader header;
@@ -116,8 +111,8 @@ MetaHeader readMetaHeader(const fs::path& path) {
     header.headerBytes += line.size() + 1;
     const auto equals = line.find('=');
     if (equals == std::string::npos) continue;
-    const std::string key = trimmed(line.substr(0, equals));
-    header.fields[key] = trimmed(line.substr(equals + 1));
+    const std::string key = trimmed(line.substr(0, equals), " \t\r");
+    header.fields[key] = trimmed(line.substr(equals + 1), " \t\r");
     if (key == "ElementDataFile") break;
   }
   return header;
@@ -286,12 +281,12 @@ void checkMetaImageHeader(const fs::path& path) {
     const auto bad = std::find_if(line.begin(), line.end(), [](unsigned char c) { return (c < 0x20 && c != '\t') || c == 0x7f; });
     if (bad != line.end())
       damaged(path, "MetaImage header line " + std::to_string(number) + " holds control characters");
-    if (trimmed(line).empty()) continue;
+    if (trimmed(line, " \t\r").empty()) continue;
     const auto equals = line.find('=');
     if (equals == std::string::npos)
       damaged(path, "MetaImage header line " + std::to_string(number) + " is not \"Key = Value\"");
-    const std::string key = trimmed(line.substr(0, equals));
-    const std::string value = trimmed(line.substr(equals + 1));
+    const std::string key = trimmed(line.substr(0, equals), " \t\r");
+    const std::string value = trimmed(line.substr(equals + 1), " \t\r");
     // MetaIO copies keys and values into fixed-size buffers (a 255-byte name among them).
     const bool identifier = !key.empty() && key.size() <= 64 && std::all_of(key.begin(), key.end(), [](unsigned char c) {
       return std::isalnum(c) || c == '_';

@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "core/pacs/PacsError.h"
+#include "core/util/Text.h"
 
 namespace medseg {
 
@@ -16,11 +17,6 @@ std::string lower(std::string s) {
   return s;
 }
 
-std::string trimmed(const std::string& s) {
-  const auto first = s.find_first_not_of(" \t");
-  if (first == std::string::npos) return {};
-  return s.substr(first, s.find_last_not_of(" \t") - first + 1);
-}
 }  // namespace
 
 MultipartReader::MultipartReader(std::string boundary, Handler handler)
@@ -64,7 +60,7 @@ bool MultipartReader::step() {
         if (buffer_.size() > 1024) throw PacsError("malformed multipart response: no line end after a boundary");
         return false;
       }
-      if (!trimmed(buffer_.substr(0, eol)).empty())
+      if (!trimmed(buffer_.substr(0, eol), " \t").empty())
         throw PacsError("malformed multipart response: unexpected text after a boundary");
       buffer_.erase(0, eol + 2);
       state_ = State::Headers;
@@ -87,7 +83,7 @@ bool MultipartReader::step() {
           const std::string text = buffer_.substr(line, eol - line);
           const auto colon = text.find(':');
           if (colon == std::string::npos) throw PacsError("malformed multipart response: bad part header '" + text + "'");
-          headers[lower(trimmed(text.substr(0, colon)))] = trimmed(text.substr(colon + 1));
+          headers[lower(trimmed(text.substr(0, colon), " \t"))] = trimmed(text.substr(colon + 1), " \t");
           line = eol + 2;
         }
         end = blank + 4;

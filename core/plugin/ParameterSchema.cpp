@@ -24,17 +24,11 @@ constexpr TypeName kTypes[] = {{ParameterType::Integer, "integer"},         {Par
                                {ParameterType::Folder, "folder"},           {ParameterType::IntegerList, "integer-list"},
                                {ParameterType::NumberList, "number-list"},  {ParameterType::StringList, "string-list"}};
 
-std::string trimmed(const std::string& text) {
-  const auto begin = text.find_first_not_of(" \t");
-  if (begin == std::string::npos) return {};
-  return text.substr(begin, text.find_last_not_of(" \t") - begin + 1);
-}
-
 std::vector<std::string> splitList(const std::string& text) {
   std::vector<std::string> items;
   std::stringstream in(text);
   std::string item;
-  while (std::getline(in, item, ',')) items.push_back(trimmed(item));
+  while (std::getline(in, item, ',')) items.push_back(trimmed(item, " \t"));
   if (!text.empty() && text.back() == ',') items.emplace_back();
   return items;
 }
@@ -150,7 +144,7 @@ ParameterSpec ParameterSpec::fromJson(const json& in) {
 }
 
 json ParameterSpec::parseText(const std::string& raw) const {
-  const std::string text = trimmed(raw);
+  const std::string text = trimmed(raw, " \t");
   const std::string where = "parameter \"" + name + "\" (" + parameterTypeName(type) + "): ";
   json value;
   switch (type) {
@@ -311,7 +305,7 @@ std::pair<std::string, json> ParameterSchema::parseAssignment(const std::string&
   const auto equals = assignment.find('=');
   if (equals == std::string::npos || equals == 0)
     throw PluginError("\"" + assignment + "\" is not name=value (" + owner + ")");
-  const std::string name = trimmed(assignment.substr(0, equals));
+  const std::string name = trimmed(assignment.substr(0, equals), " \t");
   const ParameterSpec* spec = find(name);
   if (!spec) throw unknownParameter(*this, name, owner);
   return {name, spec->parseText(assignment.substr(equals + 1))};

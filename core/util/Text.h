@@ -13,11 +13,12 @@ inline std::string joinedWithCommas(const std::vector<std::string>& names) {
   return out;
 }
 
-// `text` without leading and trailing spaces, tabs and line ends.
-inline std::string trimmed(const std::string& text) {
-  const auto begin = text.find_first_not_of(" \t\r\n");
+// `text` without the leading and trailing characters of `blanks` (by default spaces, tabs and line
+// ends; a parser that must see a stray line end passes " \t").
+inline std::string trimmed(const std::string& text, const char* blanks = " \t\r\n") {
+  const auto begin = text.find_first_not_of(blanks);
   if (begin == std::string::npos) return "";
-  return text.substr(begin, text.find_last_not_of(" \t\r\n") - begin + 1);
+  return text.substr(begin, text.find_last_not_of(blanks) - begin + 1);
 }
 
 }  // namespace medseg
