@@ -121,14 +121,30 @@ nlohmann::json runOnce(const ScalingOptions& o, RunMode mode, int ranks, const f
   return readResultJson(folder, "metrics.json");
 }
 
+std::string fixed(double value, int decimals) {
+  std::ostringstream text;
+  text << std::fixed << std::setprecision(decimals) << value;
+  return text.str();
+}
+std::string percent(double share) { return fixed(100.0 * share, 1) + " %"; }
+
+// A size's measurement: the median run's folder, and what every run of it measured.
+struct MeasuredSize {
+  fs::path medianRun;
+  std::vector<double> runs;
+};
+
+// Runs of one size spread by more than this share of the fastest: the report says so (a shared VM).
+constexpr double kNoisySpread = 0.25;
+
 // Every size measured `repeats` times, the sizes interleaved (1, 2, 1, 2, ...) so that a machine whose
 // speed drifts weighs on each size alike. One run is one sample (a shared VM's runs spread +-30 %, both
 // ways), so the run whose `key` in metrics.json is the median of a size's runs is the size's
-// measurement, with its journal, link probe and figures together. Folders PREFIX-W, PREFIX-W.2, ...;
-// `check` vets each run. Returns size -> the median run's folder.
-std::map<int, fs::path> measureSizes(const ScalingOptions& o, RunMode mode, const std::vector<int>& sizes, int extraRanks,
-                                     const fs::path& out, const std::string& prefix, const std::string& key,
-                                     Reporter& reporter, const std::function<void(const fs::path&, int)>& check = {}) {
+// measurement, with its journal, link probe and figures together; every run's value is kept for the
+// report's ranges. Folders PREFIX-W, PREFIX-W.2, ...; `check` vets each run.
+std::map<int, MeasuredSize> measureSizes(const ScalingOptions& o, RunMode mode, const std::vector<int>& sizes, int extraRanks,
+                                         const fs::path& out, const std::string& prefix, const std::string& key,
+                                         Reporter& reporter, const std::function<void(const fs::path&, int)>& check = {}) {
   std::map<int, std::vector<std::pair<double, fs::path>>> runs;
   for (int r = 1; r <= o.repeats; ++r)
     for (int size : sizes) {
@@ -137,20 +153,22 @@ std::map<int, fs::path> measureSizes(const ScalingOptions& o, RunMode mode, cons
       if (check) check(out / name, size);
       runs[size].emplace_back(metrics.at(key).get<double>(), out / name);
     }
-  std::map<int, fs::path> folders;
-  for (const auto& [size, samples] : runs)
-    folders[size] = lowerMedianBy(samples, [](const auto& sample) { return sample.first; }).second;
-  return folders;
+  std::map<int, MeasuredSize> measured;
+  for (const auto& [size, samples] : runs) {
+    MeasuredSize& m = measured[size];
+    m.medianRun = lowerMedianBy(samples, [](const auto& sample) { return sample.first; }).second;
+    for (const auto& sample : samples) m.runs.push_back(sample.first);
+    const auto [fastest, slowest] = std::minmax_element(m.runs.begin(), m.runs.end());
+    if (*fastest > 0 && (*slowest - *fastest) / *fastest > kNoisySpread)
+      reporter.log(prefix + " x " + std::to_string(size) + ": its " + std::to_string(m.runs.size()) + " runs spread by " + percent((*slowest - *fastest) / *fastest) + " (" + fixed(*fastest, 4) + " to " + fixed(*slowest, 4) + " " + key +
+                   "): this machine's speed changed while measuring; compare model and measurement within the report's "
+                   "ranges (measured_speedup_range, predicted_speedup_range)");
+  }
+  return measured;
 }
 
 // Where the trials of one search spent their time, from its journal: the start-up and data-load
 // overhead next to the trials' own work, split by cold (new process) and warm trials.
-std::string fixed(double value, int decimals) {
-  std::ostringstream text;
-  text << std::fixed << std::setprecision(decimals) << value;
-  return text.str();
-}
-std::string percent(double share) { return fixed(100.0 * share, 1) + " %"; }
 
 // A worker's first trial starts its trial process (a cost per worker, however many trials follow);
 // every later trial pays only the warm start-up and its data load (the cost per trial).
@@ -212,12 +230,15 @@ nlohmann::json ceilingConfig(const ScalingOptions& o, RunMode mode) {
 }
 
 // One copy of the work for the machine's ceiling: `medseg train` of that config, timed by its own
-// result ("seconds": the run after the process started).
+// result as the study's runs of that mode are timed: data parallelism by its steps ("step_seconds",
+// the mean step; start-up and validation are not the steps'), a search by the whole trial ("seconds":
+// the run after the process started).
 CeilingWork trainingWork(const ScalingOptions& o, RunMode mode) {
   const nlohmann::json document = ceilingConfig(o, mode);
   const std::string program = thisProgram(), data = o.data;
   CeilingWork work;
-  work.description = mode == RunMode::Experiment ? "medseg train of the search's first trial" : "medseg train of the config, one rank";
+  work.description = mode == RunMode::Experiment ? "medseg train of the search's first trial"
+                                                : "medseg train of the config, one rank, timed by its steps";
   work.command = [document, program, data](const fs::path& folder) {
     writeFileAtomically(folder / "config.json", document.dump(2));
     std::vector<std::string> argv{program, "--json", "train", "--config", (folder / "config.json").string(), "--out",
@@ -225,12 +246,13 @@ CeilingWork trainingWork(const ScalingOptions& o, RunMode mode) {
     if (!data.empty()) argv.insert(argv.end(), {"--data", data});
     return argv;
   };
-  work.seconds = [](const fs::path& folder) {
+  const std::string timedBy = mode == RunMode::Data ? "step_seconds" : "seconds";
+  work.seconds = [timedBy](const fs::path& folder) {
     std::istringstream lines(readTextFile(folder / "stdout.jsonl"));
     for (std::string line; std::getline(lines, line);) {
       if (line.empty() || line.front() != '{') continue;
       const auto event = nlohmann::json::parse(line, nullptr, false);
-      if (!event.is_discarded() && event.value("event", "") == "result") return event.at("seconds").get<double>();
+      if (!event.is_discarded() && event.value("event", "") == "result") return event.at(timedBy).get<double>();
     }
     throw std::runtime_error("machine ceiling: no result in " + (folder / "stdout.jsonl").string());
   };
@@ -306,26 +328,27 @@ int runScaling(const ScalingOptions& o, CliContext& context) {
     model.intraNode = intra.cost;
     model.interNode = inter.cost;
     report.inputs.push_back({"overlap", o.overlap, "", "assumed: share of communication hidden behind backward (--overlap)", false});
-    std::map<int, fs::path> measured = measureSizes(absolute, RunMode::Data, sizes, 0, out, "data", "step_seconds", reporter);
+    std::map<int, MeasuredSize> measured = measureSizes(absolute, RunMode::Data, sizes, 0, out, "data", "step_seconds", reporter);
     // This machine's ranks talk over the link measured here (when 2 or more ranks ran); sizes beyond
     // it over the assumed NVLink / InfiniBand.
     DataParallelModel here = model;
     nlohmann::json probe;
     if (sizes.back() > 1) {
-      if (const auto link = measuredLink(measured[sizes.back()], probe)) {
+      if (const auto link = measuredLink(measured[sizes.back()].medianRun, probe)) {
         here.intraNode = link->cost;
         for (auto& input : link->inputs()) report.inputs.push_back(input);
       }
       if (!probe.is_null()) report.model["this_machine_link"] = probe;  // the fit, or why there is none
     }
     for (int ranks : sizes) {
-      const auto metrics = readResultJson(measured[ranks], "metrics.json");
+      const auto metrics = readResultJson(measured[ranks].medianRun, "metrics.json");
       ScalingRow row;
       row.mode = "data";
       row.workers = ranks;
       row.seconds = metrics.at("step_seconds").get<double>();
       row.communicationSeconds = metrics.at("communication_seconds").get<double>();
       row.computeSeconds = metrics.at("compute_seconds").get<double>();
+      row.runSeconds = measured[ranks].runs;
       if (model.computeSecondsPerStep <= 0) {  // the smallest run calibrates the model
         model.computeSecondsPerStep = std::max(1e-9, row.computeSeconds);
         model.modelBytes = 4.0 * metrics.at("parameters").get<double>();
@@ -337,13 +360,20 @@ int runScaling(const ScalingOptions& o, CliContext& context) {
                                  "measured: compute time per step of the " + std::to_string(ranks) + "-rank run here", true});
         report.inputs.push_back({"data.gradient_bytes", model.modelBytes, "B", "measured: 4 x the model's parameters", true});
       }
-      DataParallelModel atThisSize = here;
-      if (ranks > 1) {  // the ranks share this machine: its ceiling for that many at once
-        row.ceilingEfficiency = measureCeiling(absolute, RunMode::Data, ranks, out, report, reporter).efficiency();
-        atThisSize.computeSlowdownAtOnce = slowdownFromCeiling(row.ceilingEfficiency);
-      }
       const int nodes = std::max(1, std::min(o.nodes, ranks));
-      const auto prediction = predictDataParallel(atThisSize, nodes, (ranks + nodes - 1) / nodes);
+      auto predictWithCeiling = [&](double ceilingEfficiency) {
+        DataParallelModel atThisSize = here;
+        atThisSize.computeSlowdownAtOnce = slowdownFromCeiling(ceilingEfficiency);
+        return predictDataParallel(atThisSize, nodes, (ranks + nodes - 1) / nodes);
+      };
+      if (ranks > 1) {  // the ranks share this machine: its ceiling for that many at once
+        const MachineCeiling ceiling = measureCeiling(absolute, RunMode::Data, ranks, out, report, reporter);
+        row.ceilingEfficiency = ceiling.efficiency();
+        const auto [lowest, highest] = ceiling.efficiencyRange();
+        row.predictedSpeedupLow = predictWithCeiling(lowest).speedup;
+        row.predictedSpeedupHigh = predictWithCeiling(highest).speedup;
+      }
+      const auto prediction = predictWithCeiling(ranks > 1 ? row.ceilingEfficiency : 1.0);
       row.predictedSpeedup = prediction.speedup;
       row.predictedEfficiency = prediction.efficiency;
       report.rows.push_back(row);
@@ -364,7 +394,7 @@ int runScaling(const ScalingOptions& o, CliContext& context) {
   if (o.mode == "experiment" || o.mode == "both") {
     ExperimentParallelModel model;
     // One coordinator rank plus `workers` trial workers.
-    const std::map<int, fs::path> measured =
+    const std::map<int, MeasuredSize> measured =
         measureSizes(absolute, RunMode::Experiment, sizes, 1, out, "experiment", "seconds", reporter,
                      [](const fs::path& run, int workers) {
                        ResultsJournal journal(run / "results.jsonl");
@@ -372,12 +402,13 @@ int runScaling(const ScalingOptions& o, CliContext& context) {
                        requireFinishedTrials(journal, workers);
                      });
     for (int workers : sizes) {
-      const fs::path folder = measured.at(workers);
+      const fs::path folder = measured.at(workers).medianRun;
       const auto metrics = readResultJson(folder, "metrics.json");
       ScalingRow row;
       row.mode = "experiment";
       row.workers = workers;
       row.seconds = metrics.at("seconds").get<double>();
+      row.runSeconds = measured.at(workers).runs;
       ResultsJournal journal(folder / "results.jsonl");
       journal.load();
       const TrialTimes times = trialTimes(journal);
@@ -411,14 +442,20 @@ int runScaling(const ScalingOptions& o, CliContext& context) {
         medsegOverheads.dataLoadShare = times.overheadShare();
         medsegOverheads.dataLoadShareSource = "measured: (start-up + data load) / trial time in " + journalName;
       }
-      ExperimentParallelModel atThisSize = model;
-      if (workers > 1) {  // the workers share this machine: its ceiling for that many trials at once
-        row.ceilingEfficiency = measureCeiling(absolute, RunMode::Experiment, workers, out, report, reporter).efficiency();
-        atThisSize.slowdownAtOnce = slowdownFromCeiling(row.ceilingEfficiency);
-      }
       const auto base = predictExperimentParallel(model, sizes.front());
-      const auto prediction = predictExperimentParallel(atThisSize, workers);
-      row.predictedSpeedup = base.makespanSeconds / prediction.makespanSeconds;
+      auto predictWithCeiling = [&](double ceilingEfficiency) {
+        ExperimentParallelModel atThisSize = model;
+        atThisSize.slowdownAtOnce = slowdownFromCeiling(ceilingEfficiency);
+        return base.makespanSeconds / predictExperimentParallel(atThisSize, workers).makespanSeconds;
+      };
+      if (workers > 1) {  // the workers share this machine: its ceiling for that many trials at once
+        const MachineCeiling ceiling = measureCeiling(absolute, RunMode::Experiment, workers, out, report, reporter);
+        row.ceilingEfficiency = ceiling.efficiency();
+        const auto [lowest, highest] = ceiling.efficiencyRange();
+        row.predictedSpeedupLow = predictWithCeiling(lowest);
+        row.predictedSpeedupHigh = predictWithCeiling(highest);
+      }
+      row.predictedSpeedup = predictWithCeiling(workers > 1 ? row.ceilingEfficiency : 1.0);
       row.predictedEfficiency = row.predictedSpeedup * sizes.front() / workers;
       report.rows.push_back(row);
     }

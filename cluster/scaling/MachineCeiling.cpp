@@ -1,5 +1,6 @@
 #include "cluster/scaling/MachineCeiling.h"
 
+#include <algorithm>
 #include <numeric>
 #include <stdexcept>
 
@@ -54,10 +55,21 @@ double MachineCeiling::efficiency() const {
   return aloneSeconds / mean;
 }
 
+std::pair<double, double> MachineCeiling::efficiencyRange() const {
+  if (aloneRuns.empty() || atOnceRounds.empty()) return {efficiency(), efficiency()};
+  std::vector<double> roundMeans;
+  for (const auto& round : atOnceRounds)
+    roundMeans.push_back(std::accumulate(round.begin(), round.end(), 0.0) / double(std::max<size_t>(1, round.size())));
+  const auto [fastestAlone, slowestAlone] = std::minmax_element(aloneRuns.begin(), aloneRuns.end());
+  const auto [fastestRound, slowestRound] = std::minmax_element(roundMeans.begin(), roundMeans.end());
+  return {*fastestAlone / *slowestRound, *slowestAlone / *fastestRound};
+}
+
 nlohmann::json MachineCeiling::toJson() const {
+  const auto [lowest, highest] = efficiencyRange();
   return {{"workers", workers},         {"work", work},     {"alone_seconds", aloneSeconds}, {"alone_runs", aloneRuns},
           {"at_once_seconds", atOnceSeconds}, {"at_once_rounds", atOnceRounds}, {"pinned", pinned},
-          {"efficiency", efficiency()}};
+          {"efficiency", efficiency()}, {"efficiency_range", {lowest, highest}}};
 }
 
 MachineCeiling measureMachineCeiling(const CeilingWork& work, int workers, const fs::path& folder, int rounds) {

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -31,6 +32,9 @@ struct MachineCeiling {
   // alone / mean(at once): the throughput share each copy keeps when all run together.
   double efficiency() const;
   double slowdown() const { return 1.0 / efficiency(); }
+  // The efficiencies the runs allow, from the slowest alone run against the fastest round at once to
+  // the fastest alone run against the slowest round: how far the machine's noise moves the ceiling.
+  std::pair<double, double> efficiencyRange() const;
   nlohmann::json toJson() const;
 };
 

@@ -120,6 +120,17 @@ void drawChart(std::ostringstream& svg, double left, double top, double width, d
 
 }  // namespace
 
+namespace {
+
+// Data mode keeps the batch per rank (weak scaling): speed-up = workers x t(base) / t(workers);
+// experiment mode runs a fixed search: makespan(base) / makespan(workers).
+double speedupOf(const std::string& mode, int baseWorkers, double baseSeconds, int workers, double seconds) {
+  const double ratio = baseSeconds / seconds;
+  return mode == "data" ? ratio * workers / baseWorkers : ratio;
+}
+
+}  // namespace
+
 void ScalingReport::computeMeasuredSpeedups() {
   std::map<std::string, const ScalingRow*> base;
   for (const auto& row : rows) {
@@ -133,14 +144,17 @@ void ScalingReport::computeMeasuredSpeedups() {
     if (!row.measured || !baseCopy.count(row.mode)) continue;
     const ScalingRow& b = baseCopy[row.mode];
     if (row.seconds <= 0 || b.seconds <= 0) continue;
-    const double ratio = b.seconds / row.seconds;
-    if (row.mode == "data") {
-      row.measuredSpeedup = ratio * row.workers / b.workers;
-      row.measuredEfficiency = ratio;
-    } else {
-      row.measuredSpeedup = ratio;
-      row.measuredEfficiency = ratio * b.workers / row.workers;
-    }
+    row.measuredSpeedup = speedupOf(row.mode, b.workers, b.seconds, row.workers, row.seconds);
+    row.measuredEfficiency = row.measuredSpeedup * b.workers / row.workers;
+    if (b.runSeconds.size() * row.runSeconds.size() < 2) continue;
+    row.measuredSpeedupLow = row.measuredSpeedupHigh = row.measuredSpeedup;
+    for (double baseRun : b.runSeconds)
+      for (double run : row.runSeconds) {
+        if (baseRun <= 0 || run <= 0) continue;
+        const double speedup = speedupOf(row.mode, b.workers, baseRun, row.workers, run);
+        row.measuredSpeedupLow = std::min(row.measuredSpeedupLow, speedup);
+        row.measuredSpeedupHigh = std::max(row.measuredSpeedupHigh, speedup);
+      }
   }
 }
 
@@ -195,6 +209,9 @@ nlohmann::json ScalingReport::toJson() const {
         row["ceiling_efficiency"] = r.ceilingEfficiency;
         row["efficiency_vs_ceiling"] = r.efficiencyVsCeiling();
       }
+      row["run_seconds"] = r.runSeconds;
+      if (r.measuredSpeedupHigh > 0) row["measured_speedup_range"] = {r.measuredSpeedupLow, r.measuredSpeedupHigh};
+      if (r.predictedSpeedupHigh > 0) row["predicted_speedup_range"] = {r.predictedSpeedupLow, r.predictedSpeedupHigh};
     }
     list.push_back(row);
   }
@@ -310,6 +327,19 @@ std::string ScalingReport::toTable() const {
       << (r.mode == "experiment" ? measured(r.trialOverheadShare, 3) : std::string("-")) << std::setw(9)
       << (r.ceilingEfficiency > 0 ? number(r.ceilingEfficiency, 3) : std::string("-")) << std::setw(11)
       << (r.ceilingEfficiency > 0 ? number(r.efficiencyVsCeiling(), 3) : std::string("-")) << "\n";
+  }
+  bool spreadHeader = false;
+  for (const auto& r : rows) {
+    if (r.measuredSpeedupHigh <= 0 && r.predictedSpeedupHigh <= 0) continue;
+    if (!spreadHeader) t << "\nspread over the runs (every pairing of runs; the model fed with each ceiling its runs allow):\n";
+    spreadHeader = true;
+    t << "  " << r.mode << " x " << r.workers << ": measured";
+    if (r.measuredSpeedupHigh > 0) t << " x" << number(r.measuredSpeedupLow, 3) << " to x" << number(r.measuredSpeedupHigh, 3);
+    else t << " -";
+    t << ", predicted";
+    if (r.predictedSpeedupHigh > 0) t << " x" << number(r.predictedSpeedupLow, 3) << " to x" << number(r.predictedSpeedupHigh, 3);
+    else t << " -";
+    t << "\n";
   }
   for (const auto& c : ceilings)
     t << "\nceiling of " << c["workers"] << " copies at once on this machine (" << c["work"].get<std::string>()

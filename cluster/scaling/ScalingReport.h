@@ -32,6 +32,14 @@ struct ScalingRow {
   // (one worker, or a predicted size).
   double ceilingEfficiency = 0.0;
   double efficiencyVsCeiling() const { return ceilingEfficiency > 0 ? measuredEfficiency / ceilingEfficiency : 0.0; }
+  // The spread behind the figures. runSeconds: every run of this size (`seconds` is the median one's).
+  // The measured range: the speed-ups of every pairing of a base run with a run of this size; the
+  // predicted range: the model fed with the lowest and the highest ceiling the ceiling's runs allow
+  // (MachineCeiling::efficiencyRange). On a shared machine a model is judged only beyond these spreads.
+  // 0: not known (one run, or no ceiling).
+  std::vector<double> runSeconds;
+  double measuredSpeedupLow = 0.0, measuredSpeedupHigh = 0.0;
+  double predictedSpeedupLow = 0.0, predictedSpeedupHigh = 0.0;
 };
 
 struct ScalingReport {

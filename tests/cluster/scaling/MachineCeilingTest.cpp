@@ -39,6 +39,10 @@ TEST(MachineCeiling, AloneOverAtOnceIsTheEfficiencyEachCopyKeeps) {
   ASSERT_EQ(ceiling.atOnceSeconds.size(), 2u);
   EXPECT_DOUBLE_EQ(ceiling.efficiency(), 0.8);
   EXPECT_DOUBLE_EQ(ceiling.slowdown(), 1.25);
+  // What the runs allow: the fastest alone run (2) against the round at once (2.5), up to the slowest (2.6).
+  EXPECT_DOUBLE_EQ(ceiling.efficiencyRange().first, 0.8);
+  EXPECT_DOUBLE_EQ(ceiling.efficiencyRange().second, 1.04);
+  EXPECT_EQ(ceiling.toJson()["efficiency_range"], nlohmann::json({0.8, 1.04}));
   EXPECT_TRUE(fs::exists(scratch / "ceiling" / "at-once-1" / "copy-1" / "stdout.jsonl"));
   EXPECT_EQ(measureMachineCeiling(standIn(), 3, scratch / "rounds", 2).aloneRuns.size(), 3u) << "alone before, between, after";
   EXPECT_EQ(ceiling.toJson()["work"], "stand-in");

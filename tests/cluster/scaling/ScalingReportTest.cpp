@@ -53,6 +53,29 @@ TEST(ScalingReport, MeasuredSpeedupsPerMode) {
   EXPECT_NEAR(report.rows[3].measuredEfficiency, 20.0 / 21.0, 1e-12);
 }
 
+TEST(ScalingReport, RangesSpanEveryPairingOfRunsAndAreReported) {
+  ScalingReport report;
+  report.rows = {{"data", 1, 2.0, 2.0, 0.0, 1, 1, 1, 1}, {"data", 2, 2.5, 2.0, 0.5, 1, 1, 1.8, 0.9}};
+  report.rows[0].runSeconds = {1.8, 2.0, 2.4};
+  report.rows[1].runSeconds = {2.5, 2.2, 3.0};
+  report.rows[1].predictedSpeedupLow = 1.5;
+  report.rows[1].predictedSpeedupHigh = 1.9;
+  report.computeMeasuredSpeedups();
+  const ScalingRow& two = report.rows[1];
+  EXPECT_DOUBLE_EQ(two.measuredSpeedup, 1.6);             // the median runs: 2 x 2.0 / 2.5
+  EXPECT_DOUBLE_EQ(two.measuredSpeedupLow, 2 * 1.8 / 3.0);  // fastest 1-rank run against the slowest 2-rank one
+  EXPECT_DOUBLE_EQ(two.measuredSpeedupHigh, 2 * 2.4 / 2.2);
+  EXPECT_DOUBLE_EQ(report.rows[0].measuredSpeedupHigh, 2.4 / 1.8) << "the base against its own runs";
+  const auto json = report.toJson()["rows"][1];
+  EXPECT_EQ(json["run_seconds"], nlohmann::json({2.5, 2.2, 3.0}));
+  EXPECT_EQ(json["measured_speedup_range"], nlohmann::json({2 * 1.8 / 3.0, 2 * 2.4 / 2.2}));
+  EXPECT_EQ(json["predicted_speedup_range"], nlohmann::json({1.5, 1.9}));
+  EXPECT_NE(report.toTable().find("data x 2: measured x1.2 to x2.18, predicted x1.5 to x1.9"), std::string::npos)
+      << report.toTable();
+  ScalingReport oneRunEach = sampleReport();
+  EXPECT_FALSE(oneRunEach.toJson()["rows"][1].contains("measured_speedup_range")) << "one run has no spread";
+}
+
 TEST(ScalingReport, CsvHasDocumentedColumns) {
   const auto csv = sampleReport().toCsv();
   std::istringstream lines(csv);
