@@ -160,16 +160,16 @@ std::map<int, MeasuredSize> measureSizes(const ScalingOptions& o, RunMode mode, 
     for (const auto& sample : samples) m.runs.push_back(sample.first);
     const auto [fastest, slowest] = std::minmax_element(m.runs.begin(), m.runs.end());
     if (*fastest > 0 && (*slowest - *fastest) / *fastest > kNoisySpread)
-      reporter.log(prefix + " x " + std::to_string(size) + ": its " + std::to_string(m.runs.size()) + " runs spread by " + percent((*slowest - *fastest) / *fastest) + " (" + fixed(*fastest, 4) + " to " + fixed(*slowest, 4) + " " + key +
-                   "): this machine's speed changed while measuring; compare model and measurement within the report's "
-                   "ranges (measured_speedup_range, predicted_speedup_range)");
+      reporter.log(prefix + " x " + std::to_string(size) + ": its " + std::to_string(m.runs.size()) + " runs spread by " +
+                   percent((*slowest - *fastest) / *fastest) + " (" + fixed(*fastest, 4) + " to " + fixed(*slowest, 4) +
+                   " " + key + "): this machine's speed changed while measuring; compare model and measurement within "
+                   "the report's ranges (measured_speedup_range, predicted_speedup_range)");
   }
   return measured;
 }
 
 // Where the trials of one search spent their time, from its journal: the start-up and data-load
 // overhead next to the trials' own work, split by cold (new process) and warm trials.
-
 // A worker's first trial starts its trial process (a cost per worker, however many trials follow);
 // every later trial pays only the warm start-up and its data load (the cost per trial).
 struct TrialTimes {
