@@ -47,19 +47,22 @@ double finishCopy(const CeilingWork& work, pid_t pid, const fs::path& folder) {
   return work.seconds(folder);
 }
 
+// A round at once is as fast as its copies on average.
+double mean(const std::vector<double>& seconds) {
+  return std::accumulate(seconds.begin(), seconds.end(), 0.0) / double(std::max<size_t>(1, seconds.size()));
+}
+
 }  // namespace
 
 double MachineCeiling::efficiency() const {
   if (atOnceSeconds.empty() || aloneSeconds <= 0) return 1.0;
-  const double mean = std::accumulate(atOnceSeconds.begin(), atOnceSeconds.end(), 0.0) / atOnceSeconds.size();
-  return aloneSeconds / mean;
+  return aloneSeconds / mean(atOnceSeconds);
 }
 
 std::pair<double, double> MachineCeiling::efficiencyRange() const {
   if (aloneRuns.empty() || atOnceRounds.empty()) return {efficiency(), efficiency()};
   std::vector<double> roundMeans;
-  for (const auto& round : atOnceRounds)
-    roundMeans.push_back(std::accumulate(round.begin(), round.end(), 0.0) / double(std::max<size_t>(1, round.size())));
+  for (const auto& round : atOnceRounds) roundMeans.push_back(mean(round));
   const auto [fastestAlone, slowestAlone] = std::minmax_element(aloneRuns.begin(), aloneRuns.end());
   const auto [fastestRound, slowestRound] = std::minmax_element(roundMeans.begin(), roundMeans.end());
   return {*fastestAlone / *slowestRound, *slowestAlone / *fastestRound};
@@ -105,7 +108,6 @@ MachineCeiling measureMachineCeiling(const CeilingWork& work, int workers, const
     runAlone(round + 1);
   }
   ceiling.aloneSeconds = lowerMedianBy(ceiling.aloneRuns, [](double seconds) { return seconds; });
-  auto mean = [](const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0) / double(v.size()); };
   ceiling.atOnceSeconds = lowerMedianBy(ceiling.atOnceRounds, mean);
   return ceiling;
 }

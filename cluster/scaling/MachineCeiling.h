@@ -32,8 +32,8 @@ struct MachineCeiling {
   // alone / mean(at once): the throughput share each copy keeps when all run together.
   double efficiency() const;
   double slowdown() const { return 1.0 / efficiency(); }
-  // The efficiencies the runs allow, from the slowest alone run against the fastest round at once to
-  // the fastest alone run against the slowest round: how far the machine's noise moves the ceiling.
+  // The efficiencies the runs allow, from the fastest alone run against the slowest round at once to
+  // the slowest alone run against the fastest round: how far the machine's noise moves the ceiling.
   std::pair<double, double> efficiencyRange() const;
   nlohmann::json toJson() const;
 };

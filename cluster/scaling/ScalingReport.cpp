@@ -118,10 +118,6 @@ void drawChart(std::ostringstream& svg, double left, double top, double width, d
   svg << "</g>\n";
 }
 
-}  // namespace
-
-namespace {
-
 // Data mode keeps the batch per rank (weak scaling): speed-up = workers x t(base) / t(workers);
 // experiment mode runs a fixed search: makespan(base) / makespan(workers).
 double speedupOf(const std::string& mode, int baseWorkers, double baseSeconds, int workers, double seconds) {
@@ -333,13 +329,11 @@ std::string ScalingReport::toTable() const {
     if (r.measuredSpeedupHigh <= 0 && r.predictedSpeedupHigh <= 0) continue;
     if (!spreadHeader) t << "\nspread over the runs (every pairing of runs; the model fed with each ceiling its runs allow):\n";
     spreadHeader = true;
-    t << "  " << r.mode << " x " << r.workers << ": measured";
-    if (r.measuredSpeedupHigh > 0) t << " x" << number(r.measuredSpeedupLow, 3) << " to x" << number(r.measuredSpeedupHigh, 3);
-    else t << " -";
-    t << ", predicted";
-    if (r.predictedSpeedupHigh > 0) t << " x" << number(r.predictedSpeedupLow, 3) << " to x" << number(r.predictedSpeedupHigh, 3);
-    else t << " -";
-    t << "\n";
+    auto range = [](double low, double high) {
+      return high > 0 ? " x" + number(low, 3) + " to x" + number(high, 3) : std::string(" -");
+    };
+    t << "  " << r.mode << " x " << r.workers << ": measured" << range(r.measuredSpeedupLow, r.measuredSpeedupHigh)
+      << ", predicted" << range(r.predictedSpeedupLow, r.predictedSpeedupHigh) << "\n";
   }
   for (const auto& c : ceilings)
     t << "\nceiling of " << c["workers"] << " copies at once on this machine (" << c["work"].get<std::string>()
