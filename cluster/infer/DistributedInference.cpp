@@ -14,6 +14,7 @@
 #include "core/infer/InferenceJob.h"
 #include "core/infer/InferencePlan.h"
 #include "core/util/AtomicFile.h"
+#include "core/util/Elapsed.h"
 
 namespace medseg::cluster {
 
@@ -83,7 +84,7 @@ DistributedInferenceResult runDistributedInference(const DistributedInferenceOpt
     if (!metrics.evaluated.empty()) writeFileAtomically(o.runDir / "metrics.csv", metricsCsv(metrics.evaluated));
     scored = static_cast<long long>(metrics.evaluated.size());
     result.scored = scored;
-    result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    result.seconds = secondsSince(start);
     nlohmann::json document = result.toJson();
     document["kind"] = "infer";
     document["model"] = inference.model.string();
@@ -97,7 +98,7 @@ DistributedInferenceResult runDistributedInference(const DistributedInferenceOpt
   }
   checkMpi(MPI_Bcast(&scored, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD), "MPI_Bcast (scored)");
   result.scored = scored;
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.seconds = secondsSince(start);
   return result;
 }
 

@@ -17,6 +17,7 @@
 
 #include "core/io/NonFiniteVoxels.h"
 #include "core/util/Cores.h"
+#include "core/util/Elapsed.h"
 #include "core/util/Interrupt.h"
 
 namespace medseg {
@@ -463,7 +464,7 @@ DatasetReport checkDataset(const Dataset& dataset, const CheckOptions& options, 
   all.insert(all.end(), unused.begin(), unused.end());
   for (const auto& finding : all) (finding.severity == Severity::Error ? report.errors : report.warnings) += 1;
   report.findings = limitFindings(all, options.maxFindings, report.findingsOmitted);
-  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  report.seconds = secondsSince(start);
   return report;
 }
 

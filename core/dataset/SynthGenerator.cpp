@@ -22,6 +22,7 @@
 #include "core/io/ImageIO.h"
 #include "core/util/AtomicFile.h"
 #include "core/util/Cores.h"
+#include "core/util/Elapsed.h"
 #include "core/util/Interrupt.h"
 
 namespace medseg {
@@ -339,7 +340,7 @@ SynthSummary generateSynthDataset(const SynthOptions& options, Reporter& reporte
     for (int label = 0; label < 4; ++label)
       summary.meanLabelVoxels[label] += static_cast<double>(outcomes[static_cast<size_t>(index)].counts[label]);
   for (auto& mean : summary.meanLabelVoxels) mean /= static_cast<double>(options.cases);
-  summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  summary.seconds = secondsSince(start);
   return summary;
 }
 

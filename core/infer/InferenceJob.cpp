@@ -13,6 +13,7 @@
 #include "core/io/ImageIO.h"
 #include "core/io/LabelTable.h"
 #include "core/io/NonFiniteVoxels.h"
+#include "core/util/Elapsed.h"
 #include "core/util/Interrupt.h"
 
 namespace medseg {
@@ -20,8 +21,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 std::map<int, std::string> labelNames(const plugin::ModelContract& contract) {
   std::map<int, std::string> names;

@@ -8,6 +8,7 @@
 #include "core/nn/Autocast.h"
 #include "core/nn/SlidingWindow.h"
 #include "core/nn/VolumeTensor.h"
+#include "core/util/Elapsed.h"
 #include "core/util/Interrupt.h"
 #include "core/util/Text.h"
 
@@ -139,7 +140,7 @@ Prediction WindowedModel::predict(const ImageVolume& image, const PredictionOpti
     if (options.probabilities) result.probabilities = invertProbabilities(tensorToImage(probabilities, {}), record, !regions);
   }
   result.record = record;
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.seconds = secondsSince(start);
   return result;
 }
 

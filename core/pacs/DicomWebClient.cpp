@@ -12,6 +12,7 @@
 #include "core/pacs/MultipartReader.h"
 #include "core/pacs/PacsError.h"
 #include "core/pacs/StagedSeriesFolder.h"
+#include "core/util/Elapsed.h"
 #include "core/util/Interrupt.h"
 
 namespace medseg {
@@ -339,7 +340,7 @@ RetrieveResult DicomWebClient::retrieveSeries(const std::string& seriesUid, cons
   RetrieveResult result;
   result.folder = staged.target();
   result.instances = writer->written();
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.seconds = secondsSince(start);
   return result;
 }
 

@@ -9,6 +9,7 @@
 #include "core/pacs/PacsError.h"
 #include "core/pacs/PacsQuery.h"
 #include "core/pacs/StagedSeriesFolder.h"
+#include "core/util/Elapsed.h"
 #include "core/util/Interrupt.h"
 
 namespace medseg {
@@ -119,7 +120,7 @@ RetrieveResult retrieveSeries(const PacsPeer& peer, const PacsConfig& config, co
   RetrieveResult result;
   result.folder = staged.target();
   result.instances = scu.received();
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.seconds = secondsSince(start);
   return result;
 }
 

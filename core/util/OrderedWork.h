@@ -15,6 +15,8 @@
 #include <thread>
 #include <vector>
 
+#include "core/util/Elapsed.h"
+
 namespace medseg {
 
 template <class Item>
@@ -60,7 +62,7 @@ class OrderedWork {
     }
     changed_.notify_all();
     std::lock_guard<std::mutex> lock(mutex_);
-    waitSeconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    waitSeconds_ += secondsSince(start);
     return item;
   }
 

@@ -6,6 +6,8 @@
 #include <iostream>
 #include <sstream>
 
+#include "core/util/Elapsed.h"
+
 namespace medseg {
 
 void Reporter::emit(const nlohmann::json& event) {
@@ -40,7 +42,7 @@ Progress::~Progress() {
 }
 
 double Progress::elapsedSeconds() const {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  return secondsSince(start_);
 }
 
 double Progress::etaSeconds() const {

@@ -13,6 +13,7 @@
 #include <itkSmoothingRecursiveGaussianImageFilter.h>
 
 #include "core/plugin/Plugin.h"
+#include "core/util/Elapsed.h"
 #include "core/util/Interrupt.h"
 
 namespace medseg::plugins {
@@ -135,7 +136,7 @@ class RegionGrowingSegmenter : public plugin::Segmenter {
     result.details = {{"windows", 0},
                       {"seeds", prompts.seeds.size()},
                       {"regions", grown},
-                      {"predict_seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()}};
+                      {"predict_seconds", secondsSince(start)}};
     return result;
   }
 

@@ -7,6 +7,7 @@
 #include "core/nn/Autocast.h"
 #include "core/nn/SlidingWindow.h"
 #include "core/nn/VolumeTensor.h"
+#include "core/util/Elapsed.h"
 #include "core/util/Interrupt.h"
 #include "plugins/torchscript/BundleTransforms.h"
 #include "plugins/torchscript/ScriptedForward.h"
@@ -110,7 +111,7 @@ plugin::Segmentation BundleSegmenter::segment(const ImageVolume& image, const pl
   result.labels = tensorToLabels(labels, image.geometry);
   if (settings_.prediction.probabilities) result.probabilities = tensorToImage(outputs.permute({0, 3, 2, 1}).contiguous(), image.geometry);
   result.details = {{"windows", windows},
-                    {"predict_seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()},
+                    {"predict_seconds", secondsSince(start)},
                     {"bundle", bundle_.name}};
   return result;
 }

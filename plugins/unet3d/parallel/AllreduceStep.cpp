@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "cluster/parallel/MpiEnvironment.h"
+#include "core/util/Elapsed.h"
 #include "plugins/unet3d/train/TrainingPlan.h"
 #include "core/util/AtomicFile.h"
 
@@ -135,7 +136,7 @@ TrainResult trainDataParallel(const TrainConfig& config, const DataParallelOptio
   run.runDir = options.runDir;
   run.resume = options.resume;
   run.continueHint = "medseg submit --resume " + options.runDir.string();
-  run.dataLoadSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  run.dataLoadSeconds = secondsSince(start);
   run.onValidation = options.onValidation;
   return TrainingRun(std::move(planned), strategy, std::move(run), reporter).run();
 }

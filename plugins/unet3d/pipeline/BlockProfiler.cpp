@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "core/util/Elapsed.h"
 #include "plugins/unet3d/pipeline/ProcessMemory.h"
 #include "plugins/unet3d/pipeline/UNetBlocks.h"
 
@@ -33,7 +34,7 @@ PassResult runPass(UNet3dImpl& network, const BlockSpec& block, const Activation
   auto start = Clock::now();
   ActivationBundle output = runBlock(network, block, leaves, allHeads);
   synchronize(input.values().front().device());
-  result.forwardSeconds = std::chrono::duration<double>(Clock::now() - start).count();
+  result.forwardSeconds = secondsSince(start);
   if (measureMemory) result.retainedBytes = liveHeapBytes() - liveBefore;
   int64_t peak = reset ? peakResidentBytes() - residentBefore : 0;
   std::vector<torch::Tensor> roots, grads;
@@ -45,7 +46,7 @@ PassResult runPass(UNet3dImpl& network, const BlockSpec& block, const Activation
   start = Clock::now();
   if (!roots.empty()) torch::autograd::backward(roots, grads);
   synchronize(input.values().front().device());
-  result.backwardSeconds = std::chrono::duration<double>(Clock::now() - start).count();
+  result.backwardSeconds = secondsSince(start);
   if (reset) peak = std::max(peak, peakResidentBytes() - residentBefore);
   if (measureMemory) {
     *peakAvailable = *peakAvailable && reset;

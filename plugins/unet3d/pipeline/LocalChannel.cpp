@@ -1,6 +1,7 @@
 #include <chrono>
 #include <stdexcept>
 
+#include "core/util/Elapsed.h"
 #include "plugins/unet3d/pipeline/PipelineChannel.h"
 
 namespace medseg::cluster {
@@ -12,7 +13,7 @@ void LocalChannel::send(int from, int to, Flow flow, int64_t micro, const Activa
   ActivationBundle moved = bundle.to(devices_[static_cast<size_t>(to)]).leaves(false);
   bytesSent_ += bundle.bytes();
   mailbox_[{from, to, static_cast<int>(flow), micro}].push_back(std::move(moved));
-  secondsBlocked_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  secondsBlocked_ += secondsSince(start);
 }
 
 std::optional<ActivationBundle> LocalChannel::receive(int from, int to, Flow flow, int64_t micro) {

@@ -5,6 +5,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "core/util/Elapsed.h"
 #include "plugins/unet3d/train/Optimizer.h"
 #include "plugins/unet3d/train/Schedule.h"
 #include "plugins/unet3d/train/Targets.h"
@@ -165,7 +166,7 @@ StepStats PipelineEngine::step(const Batch& batch) {
   }
   for (auto& optimizer : optimizers_) optimizer->step();
   ++step_;
-  stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  stats.seconds = secondsSince(start);
   return stats;
 }
 

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "cluster/parallel/MpiEnvironment.h"
+#include "core/util/Elapsed.h"
 #include "plugins/unet3d/pipeline/PipelineCheckpoint.h"
 #include "plugins/unet3d/pipeline/PipelineValidation.h"
 #include "plugins/unet3d/pipeline/ProcessMemory.h"
@@ -53,7 +54,7 @@ ValidationResult PipelineStep::validate(const std::vector<ValidationCase>& cases
   engine_->finishInference();
   result.cases = cases.size();
   result.wholeTumourDice = result.dice["WT"];
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.seconds = secondsSince(start);
   return result;
 }
 
@@ -119,7 +120,7 @@ nlohmann::json trainPipeline(const TrainConfig& config, const ModelParallelOptio
   run.runDir = options.runDir;
   run.resume = policy;
   run.continueHint = "the same medseg-worker command with --resume";
-  run.dataLoadSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  run.dataLoadSeconds = secondsSince(start);
   return TrainingRun(std::move(planned), strategy, std::move(run), reporter).run().toJson();
 }
 

@@ -5,6 +5,7 @@
 // (crop to the brain's box, z-score over the brain), or of random values over the whole grid
 // (volume "noise": the work a peer given a plain tensor does); float32 through the frozen optimised
 // graph `medseg infer` runs, or bf16.
+#include "core/util/Elapsed.h"
 #include "plugins/unet3d/tasks/Tasks.h"
 #include "core/util/Interrupt.h"
 
@@ -98,7 +99,7 @@ struct BenchOptions {
 };
 
 double secondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return secondsSince(start);
 }
 
 // Wall time and CPU utilisation of one measured piece of work.

@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "core/util/Elapsed.h"
 #include "plugins/unet3d/train/LocalStep.h"
 #include "plugins/unet3d/train/ResumeRules.h"
 #include "plugins/unet3d/train/TrainingCheckpoint.h"
@@ -49,7 +50,7 @@ TrainResult Trainer::run() {
   run.runDir = options_.runDir;
   run.resume = policy;
   run.continueHint = "medseg train --resume --out " + options_.runDir.string();
-  run.dataLoadSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  run.dataLoadSeconds = secondsSince(start);
   run.onStep = options_.onStep;
   run.onEpoch = options_.onEpoch;
   return TrainingRun(std::move(planned), local, std::move(run), reporter_).run();

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "core/nn/Autocast.h"
+#include "core/util/Elapsed.h"
 #include "plugins/unet3d/train/Optimizer.h"
 #include "core/util/Cores.h"
 #include "plugins/unet3d/train/Schedule.h"
@@ -68,7 +69,7 @@ StepStats TrainingEngine::step(const Batch& batch) {
   optimizer_->step();
   ++step_;
   if (device_.is_cuda()) torch::cuda::synchronize();
-  stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  stats.seconds = secondsSince(start);
   if (shards_) shardChoice_.record(stats.seconds);
   return stats;
 }

@@ -9,6 +9,7 @@
 #include "plugins/unet3d/train/ResumeRules.h"
 #include "core/util/AtomicFile.h"
 #include "core/util/Cores.h"
+#include "core/util/Elapsed.h"
 #include "core/util/Interrupt.h"
 
 namespace medseg {
@@ -16,8 +17,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 // Why every rank stops after a step: the largest reason of any rank wins.
 enum StopReason : int { kKeepGoing = 0, kBudget = 1, kSignal = 2 };

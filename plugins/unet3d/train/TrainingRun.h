@@ -30,6 +30,7 @@
 #include "plugins/unet3d/train/StepStrategy.h"
 #include "plugins/unet3d/train/TrainConfig.h"
 #include "plugins/unet3d/train/TrainingPlan.h"
+#include "core/util/Elapsed.h"
 #include "core/util/Progress.h"
 
 namespace medseg {
@@ -107,7 +108,7 @@ class TrainingRun {
   const ModelDescription description_;
   TrainingState state_;
   const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
-  double elapsedThisSession() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
+  double elapsedThisSession() const { return secondsSince(start_); }
   double elapsedBefore_ = 0.0;  // earlier invocations of a resumed run
   int64_t savedStep_ = -1;      // of the last checkpoint this invocation wrote
   double loopSeconds_ = 0.0, stepSecondsTotal_ = 0.0, waitSeconds_ = 0.0;

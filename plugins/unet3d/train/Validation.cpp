@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "core/util/Elapsed.h"
 #include "plugins/unet3d/train/Targets.h"
 
 namespace medseg {
@@ -47,7 +48,7 @@ ValidationResult validate(TrainingEngine& engine, const std::vector<ValidationCa
   result.cases = cases.size();
   for (const auto& [name, sum] : sums) result.dice[name] = cases.empty() ? 0.0 : sum / static_cast<double>(cases.size());
   result.wholeTumourDice = result.dice.count("WT") ? result.dice["WT"] : 0.0;
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.seconds = secondsSince(start);
   return result;
 }
 
