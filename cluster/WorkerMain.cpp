@@ -130,7 +130,7 @@ void pinTrialWorker(const MpiEnvironment& mpi) {
   int length = 0;
   MPI_Get_processor_name(name, &length);
   const std::string host(name, static_cast<size_t>(length));
-  const bool withCoordinator = broadcastString(host, 0, MPI_COMM_WORLD) == host;
+  const bool withCoordinator = mpi::broadcastString(host, 0, MPI_COMM_WORLD) == host;
   if (mpi.rank() == 0) return;
   // Node-local ranks are ordered by world rank, so the coordinator is local rank 0 of its node.
   const int workers = mpi.localSize() - (withCoordinator ? 1 : 0);
@@ -218,7 +218,7 @@ int run(const WorkerOptions& o, const MpiEnvironment& mpi) {
     if (!options.configDocument.contains("threads")) options.configDocument["threads"] = defaultThreads(mpi);
     const std::string wanted = o.device.empty() ? options.configDocument.value("device", std::string("auto")) : o.device;
     options.device = placeThisRank(mpi, wanted, runDir);
-    if (maximumOverRanks(options.device == "cpu" ? 0 : 1, MPI_COMM_WORLD) == 0) pinTrialWorker(mpi);
+    if (mpi::maximumOverRanks(options.device == "cpu" ? 0 : 1, MPI_COMM_WORLD) == 0) pinTrialWorker(mpi);
     options.dataPath = o.data;
     options.runDir = runDir;
     options.groupSize = o.groupSize;

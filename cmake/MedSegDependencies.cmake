@@ -14,6 +14,25 @@ include(${ITK_USE_FILE})
 # Torch_DIR may point at a CUDA LibTorch (for example a pip torch: python -c 'import torch;print(torch.utils.cmake_prefix_path)').
 find_package(Torch REQUIRED)
 find_package(MPI COMPONENTS CXX)
+# The MPI implementation a binary runs collectives through, for the plugin ABI tag (core/plugin/PluginApi.h):
+# implementation and major.minor ("Open MPI 4.1"), the series within which its implementers keep the
+# binary interface, read from the version macros of the mpi.h it compiles against; an mpi.h without
+# them is named by the MPI standard it implements.
+set(MEDSEG_ABI_MPI "")
+if(MPI_CXX_FOUND)
+  set(MEDSEG_ABI_MPI "MPI standard ${MPI_CXX_VERSION}")
+  find_file(MEDSEG_MPI_HEADER mpi.h PATHS ${MPI_CXX_HEADER_DIR} ${MPI_CXX_INCLUDE_DIRS} NO_DEFAULT_PATH)
+  if(MEDSEG_MPI_HEADER)
+    file(STRINGS ${MEDSEG_MPI_HEADER} mpi_version_lines REGEX "^#define (OMPI_M(AJ|IN)OR_VERSION|MPICH_VERSION) ")
+    if(mpi_version_lines MATCHES "OMPI_MAJOR_VERSION ([0-9]+)" )
+      set(mpi_major ${CMAKE_MATCH_1})
+      string(REGEX MATCH "OMPI_MINOR_VERSION ([0-9]+)" _ "${mpi_version_lines}")
+      set(MEDSEG_ABI_MPI "Open MPI ${mpi_major}.${CMAKE_MATCH_1}")
+    elseif(mpi_version_lines MATCHES "MPICH_VERSION \"([0-9]+)\\.([0-9]+)")
+      set(MEDSEG_ABI_MPI "MPICH ${CMAKE_MATCH_1}.${CMAKE_MATCH_2}")
+    endif()
+  endif()
+endif()
 
 # CUDA and NCCL: compiled when found (AUTO) or demanded (ON); Debian's LibTorch is CPU-only, so the
 # CUDA code paths only run with a CUDA LibTorch on a GPU machine.

@@ -5,10 +5,12 @@
 # the plugin uses them, OS, architecture), which the host compares with its own before it opens the
 # library (core/plugin/PluginApi.h).
 #
-#   medseg_add_plugin(<id> SOURCES <file>... [MANIFEST <manifest.json>] [TORCH] [QT] [NO_INSTALL]
+#   medseg_add_plugin(<id> SOURCES <file>... [MANIFEST <manifest.json>] [TORCH] [QT] [MPI] [NO_INSTALL]
 #                     [LIBRARIES <library>...] [OUTPUT_DIRECTORY <dir>] [INSTALL_DESTINATION <dir>])
 #
 #   TORCH / QT: the plugin links LibTorch (find_package(Torch) first) / Qt 6; their versions are recorded.
+#   MPI: the plugin runs MPI collectives (through medseg_mpi, core/mpi); the MPI it was built against is
+#        recorded, and a MedSeg with another MPI refuses it.
 #   OUTPUT_DIRECTORY: where <id>/ is made (default: MEDSEG_PLUGIN_OUTPUT_DIRECTORY, else
 #                     ${CMAKE_BINARY_DIR}/plugins); point MEDSEG_PLUGIN_PATH or --plugin-path at it.
 #   NO_INSTALL: no install rule (plugins that exist for tests).
@@ -26,7 +28,7 @@ function(medseg_abi_fields compiler_var os_var arch_var)
 endfunction()
 
 function(medseg_add_plugin id)
-  cmake_parse_arguments(ARG "TORCH;QT;NO_INSTALL" "MANIFEST;OUTPUT_DIRECTORY;INSTALL_DESTINATION" "SOURCES;LIBRARIES" ${ARGN})
+  cmake_parse_arguments(ARG "TORCH;QT;MPI;NO_INSTALL" "MANIFEST;OUTPUT_DIRECTORY;INSTALL_DESTINATION" "SOURCES;LIBRARIES" ${ARGN})
   if(NOT id MATCHES "^[a-z][a-z0-9-]*$")
     message(FATAL_ERROR "medseg_add_plugin: id '${id}' must be lower-case letters, digits and '-', starting with a letter")
   endif()
@@ -77,6 +79,19 @@ function(medseg_add_plugin id)
     set(qt ${Qt6_VERSION_MAJOR})
   endif()
 
+  set(mpi "")
+  if(ARG_MPI)
+    # In this tree MEDSEG_ABI_MPI, out of it the MedSeg package's MedSeg_ABI_MPI.
+    if(MEDSEG_ABI_MPI)
+      set(mpi "${MEDSEG_ABI_MPI}")
+    elseif(MedSeg_ABI_MPI)
+      set(mpi "${MedSeg_ABI_MPI}")
+    else()
+      message(FATAL_ERROR "medseg_add_plugin(${id} MPI): this MedSeg was built without MPI")
+    endif()
+    target_link_libraries(${target} PUBLIC MedSeg::Mpi)
+  endif()
+
   file(READ ${ARG_MANIFEST} manifest)
   string(JSON declared ERROR_VARIABLE problem GET "${manifest}" id)
   if(problem)
@@ -89,7 +104,7 @@ function(medseg_add_plugin id)
   string(JSON manifest SET "${manifest}" api_version "\"${MedSeg_PLUGIN_API_VERSION}\"")
   string(JSON manifest SET "${manifest}" library "\"${library}\"")
   string(JSON manifest SET "${manifest}" abi
-    "{\"compiler\": \"${compiler}\", \"libtorch\": \"${libtorch}\", \"qt\": \"${qt}\", \"os\": \"${os}\", \"arch\": \"${arch}\"}")
+    "{\"compiler\": \"${compiler}\", \"libtorch\": \"${libtorch}\", \"qt\": \"${qt}\", \"mpi\": \"${mpi}\", \"os\": \"${os}\", \"arch\": \"${arch}\"}")
   # Rewritten only when it changed, so re-configuring rebuilds nothing.
   set(written "")
   if(EXISTS ${folder}/manifest.json)

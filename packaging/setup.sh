@@ -30,6 +30,7 @@ packages=(
   orthanc orthanc-dicomweb dcmtk libgdcm-tools   # a real PACS (and its DICOMweb plugin) for the PACS tests; DCMTK/GDCM tools build their DICOM series
   libopenblas0-openmp                     # LibTorch's BLAS (Debian's default libblas3 is the slow reference one)
   python3-torch python3-numpy             # side-by-side benchmark against PyTorch
+  python3-nibabel                         # benchmark inputs in nnU-Net's raw layout (compare_nnunet.py)
   libjemalloc2                            # the allocator PyTorch's CPU tuning guides recommend, for that peer
   libopenmpi-dev openmpi-bin              # data and experiment parallelism
   slurm-wlm munge                         # a real single-node Slurm for the submission tests

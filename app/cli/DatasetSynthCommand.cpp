@@ -79,10 +79,10 @@ std::string summaryText(const SynthSummary& summary) {
       << "Grid:        " << describeSize(summary.size, 4) << " voxels, spacing " << spacing << '\n'
       << "Source:      " << (summary.usedTemplate ? "Colin27 template " + summary.source : summary.source) << '\n'
       << "Mean per training case:\n";
-  const char* names[4] = {"background", "edema (1)", "non-enhancing (2)", "enhancing (3)"};
   for (int label = 1; label < 4; ++label) {
-    char name[32];
-    std::snprintf(name, sizeof name, "  %-18s", names[label]);
+    char name[48];
+    const std::string named = summary.labelNames.at(label) + " (" + std::to_string(label) + ")";
+    std::snprintf(name, sizeof name, "  %-24s", named.c_str());
     out << name << millilitres(summary.meanLabelVoxels[label], summary.voxelMillilitres()) << '\n';
   }
   out << "Time:        " << seconds << '\n';
@@ -91,9 +91,8 @@ std::string summaryText(const SynthSummary& summary) {
 
 nlohmann::json summaryJson(const SynthSummary& summary) {
   nlohmann::json labels = nlohmann::json::object();
-  const char* names[4] = {"background", "edema", "non-enhancing tumor", "enhancing tumour"};
   for (int label = 0; label < 4; ++label)
-    labels[std::to_string(label)] = {{"name", names[label]},
+    labels[std::to_string(label)] = {{"name", summary.labelNames.at(label)},
                                      {"mean_voxels", summary.meanLabelVoxels[label]},
                                      {"mean_ml", summary.meanLabelVoxels[label] * summary.voxelMillilitres()}};
   return {{"event", "result"},

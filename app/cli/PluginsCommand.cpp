@@ -98,6 +98,7 @@ int showPlugin(CliContext& context, const std::string& id) {
   std::cout << "folder: " << m.folder.string() << "   library: " << m.library << "\n";
   std::cout << "built for plugin API " << m.api.text() << ", " << m.abi.compiler << ", " << m.abi.os << " " << m.abi.arch
             << (m.abi.libtorch.empty() ? "" : ", LibTorch " + m.abi.libtorch) << (m.abi.qt.empty() ? "" : ", Qt " + m.abi.qt)
+            << (m.abi.mpi.empty() ? "" : ", " + m.abi.mpi)
             << "\n";
   const auto& c = m.capabilities;
   std::cout << "capabilities: devices";

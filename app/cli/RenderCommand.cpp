@@ -17,6 +17,7 @@
 #include "app/cli/CommandRegistry.h"
 #include "app/render/LabelScene.h"
 #include "app/render/OffscreenSnapshot.h"
+#include "core/dataset/MaskLabelTable.h"
 #include "core/io/ImageIO.h"
 #include "core/util/Interrupt.h"
 
@@ -80,7 +81,7 @@ int runRender(const RenderOptions& options, CliContext& context) {
   if (!options.mask.empty()) {
     const LabelVolume mask = readMatchingMask(options, image);
     checkRequestedLabels(options, render::labelsPresent(mask));
-    scene.setLabels(mask, options.labels, findLabelTableFor(options.mask).value_or(LabelTable{}), options.surfaces);
+    scene.setLabels(mask, options.labels, labelTableForMask(options.mask).value_or(LabelTable{}), options.surfaces);
   }
   // Without surfaces (or a volume) the faint context surface would be the whole picture.
   if (scene.surfaceCount() == 0 && !options.volumeRendering) scene.setBrainOpacity(1.0);

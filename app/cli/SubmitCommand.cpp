@@ -111,7 +111,7 @@ int runSubmit(SubmitOptions& o, CliContext& context) {
 
   backend->plan(spec, runDir);  // the launch command can be built: nothing left to refuse later
   backend->preflight(spec);
-  RunDirectory run = RunDirectory::create(o.runRoot, spec, o.backend);
+  RunDirectory run = RunDirectory::create(runDir.parent_path(), spec, o.backend);  // absolute: ranks start elsewhere
   launchRun(*backend, run);
   return waitAndReport(run, *backend, o, context);
 }

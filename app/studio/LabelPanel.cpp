@@ -13,8 +13,11 @@
 #include <QVBoxLayout>
 #include <algorithm>
 #include <array>
+#include <map>
+#include <string>
 
 #include "app/studio/ViewerDocument.h"
+#include "core/io/TumourLabels.h"
 
 namespace medseg::studio {
 
@@ -28,15 +31,19 @@ QList<LabelStatisticsRow> computeLabelStatistics(const ViewerDocument& document)
   const double voxelMl = s[0] * s[1] * s[2] / 1000.0;
   for (const auto& [label, style] : document.labelStyles())
     rows.push_back({QString("%1 %2").arg(label).arg(style.name), counts[label], counts[label] * voxelMl});
-  // The BraTS regions only mean something for a BraTS-style label map, not for an atlas.
-  const LabelTable brats = bratsLabelTable();
-  const auto& styles = document.labelStyles();
-  const bool bratsStyle = std::all_of(brats.entries.begin(), brats.entries.end(), [&](const auto& entry) {
-    const auto style = styles.find(entry.first);
-    return style != styles.end() && style->second.name.toStdString() == entry.second.name;
-  });
-  if (!bratsStyle) return rows;
-  const long long wt = counts[1] + counts[2] + counts[3], tc = counts[2] + counts[3], et = counts[3];
+  // The BraTS regions only mean something for a tumour label map, not for an atlas: they are added
+  // where the labels' names say which values are edema, non-enhancing core and enhancing tumour.
+  std::map<int, std::string> names;
+  for (const auto& [label, style] : document.labelStyles()) names[label] = style.name.toStdString();
+  const auto tumour = tumourLabelsOf(names);
+  if (!tumour) return rows;
+  const auto voxelsOf = [&](const std::vector<int>& values) {
+    long long sum = 0;
+    for (int v : values) sum += counts[static_cast<size_t>(v)];
+    return sum;
+  };
+  const long long wt = voxelsOf(tumour->wholeTumour()), tc = voxelsOf(tumour->tumourCore()),
+                  et = voxelsOf(tumour->enhancingTumour());
   rows.push_back({QObject::tr("WT whole tumour"), wt, wt * voxelMl});
   rows.push_back({QObject::tr("TC tumour core"), tc, tc * voxelMl});
   rows.push_back({QObject::tr("ET enhancing tumour"), et, et * voxelMl});

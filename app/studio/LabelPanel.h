@@ -15,8 +15,9 @@ struct LabelStatisticsRow {
   long long voxels = 0;
   double millilitres = 0.0;
 };
-// Per label (1..255 present or styled) then, when labels 1..3 carry the BraTS names, WT {1,2,3},
-// TC {2,3}, ET {3}.
+// Per label (1..255 present or styled) then, when the labels' names say which values are edema,
+// non-enhancing core and enhancing tumour (core/io/TumourLabels.h: MSD, BraTS 2021 and 2023 names alike),
+// the BraTS regions WT (all three), TC (core and enhancing) and ET (enhancing) over those values.
 QList<LabelStatisticsRow> computeLabelStatistics(const ViewerDocument& document);
 
 class LabelPanel : public QWidget {

@@ -34,6 +34,7 @@
 #include "app/studio/SurfaceView.h"
 #include "app/studio/TrainingPanel.h"
 #include "app/studio/ViewerDocument.h"
+#include "core/dataset/MaskLabelTable.h"
 #include "core/io/ImageIO.h"
 #include "core/io/LabelTable.h"
 
@@ -277,7 +278,7 @@ bool MainWindow::openLabels(const QString& path, QString* error) {
     requireMemoryToOpenMask(path.toStdString(), surfaceView_->surfaceOptions());
     const std::filesystem::path file = path.toStdString();
     auto [labels, table] = serveEventsWhile([&] {
-      return std::make_pair(readLabels(file), findLabelTableFor(file).value_or(LabelTable{}));
+      return std::make_pair(readLabels(file), labelTableForMask(file).value_or(LabelTable{}));
     });
     document_->setLabels(std::move(labels), path, table);
     return true;

@@ -7,6 +7,7 @@
 #include <QDateTime>
 
 #include "app/render/LabelPalette.h"
+#include "core/dataset/MaskLabelTable.h"
 #include "core/io/DicomSeg.h"
 #include "core/io/ImageIO.h"
 #include "core/io/Provenance.h"
@@ -44,7 +45,7 @@ void ViewerDocument::setImage(ImageVolume image, const QString& name) {
 void ViewerDocument::openLabels(const QString& path) {
   const std::filesystem::path file = path.toStdString();
   LabelVolume labels = readLabels(file);
-  setLabels(std::move(labels), path, findLabelTableFor(file).value_or(LabelTable{}));
+  setLabels(std::move(labels), path, labelTableForMask(file).value_or(LabelTable{}));
 }
 
 void ViewerDocument::setLabels(LabelVolume labels, const QString& name, const LabelTable& table) {

@@ -52,7 +52,7 @@ DistributedInferenceResult runDistributedInference(const DistributedInferenceOpt
       reporter.log(std::to_string(result.present) + " of " + std::to_string(result.cases) +
                    " mask(s) already written by an earlier attempt; segmenting the rest");
   }
-  checkMpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier (claims ready)");
+  mpi::checkMpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier (claims ready)");
 
   RankCaseDealer dealer(claims, o.runDir / "progress.jsonl", o.rank, inference.device);
   if (!o.plugins) throw std::logic_error("runDistributedInference: no plugin registry given");
@@ -60,9 +60,9 @@ DistributedInferenceResult runDistributedInference(const DistributedInferenceOpt
 
   long long counts[3] = {mine.succeeded, mine.failed, mine.failuresAreBadInput ? 0 : 1};
   long long totals[3] = {0, 0, 0};
-  checkMpi(MPI_Allreduce(counts, totals, 3, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD), "MPI_Allreduce (infer counts)");
+  mpi::checkMpi(MPI_Allreduce(counts, totals, 3, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD), "MPI_Allreduce (infer counts)");
   long long present = result.present;
-  checkMpi(MPI_Bcast(&present, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD), "MPI_Bcast (masks present)");
+  mpi::checkMpi(MPI_Bcast(&present, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD), "MPI_Bcast (masks present)");
   result.present = present;
   result.segmented = totals[0];
   result.failed = totals[1];
@@ -96,7 +96,7 @@ DistributedInferenceResult runDistributedInference(const DistributedInferenceOpt
     if (!metrics.evaluated.empty()) document["summary"] = summarizeMetrics(metrics.evaluated).toJson();
     writeFileAtomically(o.runDir / "metrics.json", document.dump(2) + "\n");
   }
-  checkMpi(MPI_Bcast(&scored, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD), "MPI_Bcast (scored)");
+  mpi::checkMpi(MPI_Bcast(&scored, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD), "MPI_Bcast (scored)");
   result.scored = scored;
   result.seconds = secondsSince(start);
   return result;

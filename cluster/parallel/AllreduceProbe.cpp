@@ -19,14 +19,14 @@ std::vector<AllreduceSample> probeAllreduce(MPI_Comm comm, const std::vector<dou
   for (double size : bytes) {
     std::vector<float> buffer(static_cast<size_t>(std::max(1.0, size / sizeof(float))), 1.0f);
     const int count = static_cast<int>(buffer.size());
-    checkMpi(MPI_Allreduce(MPI_IN_PLACE, buffer.data(), count, MPI_FLOAT, MPI_SUM, comm), "MPI_Allreduce (warm-up)");
+    mpi::checkMpi(MPI_Allreduce(MPI_IN_PLACE, buffer.data(), count, MPI_FLOAT, MPI_SUM, comm), "MPI_Allreduce (warm-up)");
     double best = std::numeric_limits<double>::infinity();
     for (int r = 0; r < std::max(1, repetitions); ++r) {
-      checkMpi(MPI_Barrier(comm), "MPI_Barrier");
+      mpi::checkMpi(MPI_Barrier(comm), "MPI_Barrier");
       const double start = MPI_Wtime();
-      checkMpi(MPI_Allreduce(MPI_IN_PLACE, buffer.data(), count, MPI_FLOAT, MPI_SUM, comm), "MPI_Allreduce");
+      mpi::checkMpi(MPI_Allreduce(MPI_IN_PLACE, buffer.data(), count, MPI_FLOAT, MPI_SUM, comm), "MPI_Allreduce");
       double elapsed = MPI_Wtime() - start, slowest = 0;
-      checkMpi(MPI_Allreduce(&elapsed, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm), "MPI_Allreduce (timing)");
+      mpi::checkMpi(MPI_Allreduce(&elapsed, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm), "MPI_Allreduce (timing)");
       best = std::min(best, slowest);
     }
     samples.push_back({static_cast<double>(count) * sizeof(float), best});

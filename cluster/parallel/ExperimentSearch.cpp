@@ -93,7 +93,7 @@ TrialRecord runTrial(const ExperimentOptions& options, const Plan& plan, const j
       (void)reporter;
       plugin::RunContext context(quiet);
       plugin::ParallelContext parallel;
-      parallel.rank = rankOf(comm);
+      parallel.rank = mpi::rankOf(comm);
       parallel.size = groupSize;
       parallel.globalRank = worldRank;
       parallel.mpiCommunicator = &comm;
@@ -231,19 +231,19 @@ class Coordinator {
     while (stopped < leaders.size()) {
       int flag = 0;
       MPI_Status status;
-      checkMpi(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &status), "MPI_Iprobe");
+      mpi::checkMpi(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &status), "MPI_Iprobe");
       if (!flag) {  // sleep instead of spinning: the coordinator shares cores with workers
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
         continue;
       }
       const int source = status.MPI_SOURCE;
-      const std::string text = receiveString(source, status.MPI_TAG, MPI_COMM_WORLD);
+      const std::string text = mpi::receiveString(source, status.MPI_TAG, MPI_COMM_WORLD);
       if (status.MPI_TAG == kReady) {
         idle.push_back(source);
       } else if (status.MPI_TAG == kRung) {
         const json rung = json::parse(text);
         const bool keep = decide(rung["trial"], rung["key"], rung["epoch"], rung["dice"]);
-        sendString(keep ? "1" : "0", source, kDecision, MPI_COMM_WORLD);
+        mpi::sendString(keep ? "1" : "0", source, kDecision, MPI_COMM_WORLD);
       } else if (status.MPI_TAG == kResult) {
         busy[source] = false;  // its leader sends kReady next
         record(TrialRecord::fromJson(json::parse(text)));
@@ -251,14 +251,14 @@ class Coordinator {
       while (!idle.empty() && !pending_.empty()) {
         const auto [trial, attempt] = pending_.front();
         pending_.pop_front();
-        sendString(trialMessage(trial, attempt).dump(), idle.front(), kTrial, MPI_COMM_WORLD);
+        mpi::sendString(trialMessage(trial, attempt).dump(), idle.front(), kTrial, MPI_COMM_WORLD);
         busy[idle.front()] = true;
         idle.pop_front();
       }
       const bool anyBusy = std::any_of(busy.begin(), busy.end(), [](const auto& b) { return b.second; });
       if (pending_.empty() && !anyBusy)
         while (!idle.empty()) {
-          sendString("", idle.front(), kStop, MPI_COMM_WORLD);
+          mpi::sendString("", idle.front(), kStop, MPI_COMM_WORLD);
           idle.pop_front();
           ++stopped;
         }
@@ -305,23 +305,23 @@ void runGroup(const ExperimentOptions& options, const Plan& plan, MPI_Comm group
     std::string message;
     int tag = kStop;
     if (leader) {
-      sendString("", 0, kReady, MPI_COMM_WORLD);
+      mpi::sendString("", 0, kReady, MPI_COMM_WORLD);
       MPI_Status status;
-      message = receiveString(0, MPI_ANY_TAG, MPI_COMM_WORLD, &status);
+      message = mpi::receiveString(0, MPI_ANY_TAG, MPI_COMM_WORLD, &status);
       tag = status.MPI_TAG;
     }
-    checkMpi(MPI_Bcast(&tag, 1, MPI_INT, 0, group), "MPI_Bcast (tag)");
+    mpi::checkMpi(MPI_Bcast(&tag, 1, MPI_INT, 0, group), "MPI_Bcast (tag)");
     if (tag == kStop) return;
-    message = broadcastString(message, 0, group);
+    message = mpi::broadcastString(message, 0, group);
     const json trial = json::parse(message);
     const std::string key = trial.at("params").dump(), id = trial.at("trial").get<std::string>();
     auto onRung = [&, key, id](int64_t epoch, double dice) {
       if (!leader) return true;  // only the leader's answer is used (broadcast by the trainer)
-      sendString(json({{"trial", id}, {"key", key}, {"epoch", epoch}, {"dice", dice}}).dump(), 0, kRung, MPI_COMM_WORLD);
-      return receiveString(0, kDecision, MPI_COMM_WORLD) == "1";
+      mpi::sendString(json({{"trial", id}, {"key", key}, {"epoch", epoch}, {"dice", dice}}).dump(), 0, kRung, MPI_COMM_WORLD);
+      return mpi::receiveString(0, kDecision, MPI_COMM_WORLD) == "1";
     };
     const TrialRecord record = runTrial(options, plan, trial, group, onRung, worldRank, groupIndex, trialProcess, reporter);
-    if (leader) sendString(record.toJson().dump(), 0, kResult, MPI_COMM_WORLD);
+    if (leader) mpi::sendString(record.toJson().dump(), 0, kResult, MPI_COMM_WORLD);
   }
 }
 
@@ -350,7 +350,7 @@ ExperimentResult runExperimentSearch(const ExperimentOptions& options, Reporter&
     return coordinator.finish(secondsSince(start));
   }
   MPI_Comm group = MPI_COMM_NULL;
-  checkMpi(MPI_Comm_split(MPI_COMM_WORLD, rank == 0 ? MPI_UNDEFINED : (rank - 1) / g, rank, &group), "MPI_Comm_split");
+  mpi::checkMpi(MPI_Comm_split(MPI_COMM_WORLD, rank == 0 ? MPI_UNDEFINED : (rank - 1) / g, rank, &group), "MPI_Comm_split");
   ExperimentResult result;
   if (rank == 0) {
     std::vector<int> leaders;

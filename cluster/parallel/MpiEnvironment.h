@@ -3,9 +3,7 @@
 // threading is requested because autograd hooks may post non-blocking reductions from the backward
 // pass' thread (on CUDA that is not the main thread); the calls never overlap in time.
 #if MEDSEG_HAVE_MPI
-#include <mpi.h>
-
-#include <string>
+#include "core/mpi/MpiMessages.h"
 
 namespace medseg::cluster {
 
@@ -25,18 +23,6 @@ class MpiEnvironment {
  private:
   int rank_ = 0, size_ = 1, provided_ = 0, localRank_ = 0, localSize_ = 1;
 };
-
-// Checks an MPI return code; throws std::runtime_error with MPI's message.
-void checkMpi(int code, const char* what);
-// This process's rank in comm, and comm's size.
-int rankOf(MPI_Comm comm);
-int sizeOf(MPI_Comm comm);
-// The largest of every rank's `value`, the same answer on all (decisions every rank must share).
-int maximumOverRanks(int value, MPI_Comm comm);
-// Broadcasts a string from root to every rank of comm (length, then bytes).
-std::string broadcastString(const std::string& text, int root, MPI_Comm comm);
-void sendString(const std::string& text, int destination, int tag, MPI_Comm comm);
-std::string receiveString(int source, int tag, MPI_Comm comm, MPI_Status* status = nullptr);
 
 }  // namespace medseg::cluster
 #endif

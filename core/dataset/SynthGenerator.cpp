@@ -226,7 +226,7 @@ Dataset datasetFor(const SynthOptions& options, const SynthAnatomy& anatomy, con
   dataset.name = "BRATS";
   dataset.description = descriptionFor(options, anatomy, grid);
   dataset.modalities = {"FLAIR", "T1w", "t1gd", "T2w"};
-  dataset.labels = {{0, "background"}, {1, "edema"}, {2, "non-enhancing tumor"}, {3, "enhancing tumour"}};
+  dataset.labels = {{0, "background"}, {1, "edema"}, {2, "non-enhancing tumour"}, {3, "enhancing tumour"}};
   for (int index = 0; index < options.cases + options.testCases; ++index) {
     CaseEntry entry;
     entry.id = synthCaseId(index);
@@ -336,6 +336,7 @@ SynthSummary generateSynthDataset(const SynthOptions& options, Reporter& reporte
   summary.source = anatomy->fromTemplate ? anatomy->source : "procedural phantom";
   summary.size = grid.size;
   summary.spacing = grid.spacing;
+  summary.labelNames = dataset.labels;
   for (int index = 0; index < options.cases; ++index)
     for (int label = 0; label < 4; ++label)
       summary.meanLabelVoxels[label] += static_cast<double>(outcomes[static_cast<size_t>(index)].counts[label]);

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 
 #include "core/io/Volume.h"
@@ -42,6 +43,7 @@ struct SynthSummary {
   Size3 size{0, 0, 0};                   // grid of every case
   std::array<double, 3> spacing{0, 0, 0};  // mm
   std::array<double, 4> meanLabelVoxels{0, 0, 0, 0};  // per label value, mean over training cases
+  std::map<int, std::string> labelNames;  // as written in dataset.json, 0 background
   double voxelMillilitres() const { return spacing[0] * spacing[1] * spacing[2] / 1000.0; }
 };
 

@@ -1,4 +1,5 @@
 #include "core/io/LabelTable.h"
+#include "core/io/TumourLabels.h"
 #include "core/io/SidecarPath.h"
 
 #include <algorithm>
@@ -158,13 +159,15 @@ LabelTable bratsLabelTable() {
 }
 
 LabelTable labelTableFromNames(const std::map<int, std::string>& names) {
+  // A tumour part gets its BraTS look however the data set spells it ("NCR/NET", "non-enhancing tumor").
   const LabelTable brats = bratsLabelTable();
+  const std::map<TumourPart, int> bratsValueOf{
+      {TumourPart::Edema, 1}, {TumourPart::NonEnhancingCore, 2}, {TumourPart::Enhancing, 3}};
   LabelTable table;
   for (const auto& [value, name] : names) {
     if (value == 0) continue;
-    const auto known = std::find_if(brats.entries.begin(), brats.entries.end(),
-                                    [&](const auto& entry) { return entry.second.name == name; });
-    LabelEntry entry = known != brats.entries.end() ? known->second : neutralLabel(value);
+    const auto part = tumourPartNamed(name);
+    LabelEntry entry = part ? brats.entries.at(bratsValueOf.at(*part)) : neutralLabel(value);
     entry.name = name;
     table.entries[value] = entry;
   }

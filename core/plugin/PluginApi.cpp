@@ -23,11 +23,11 @@ ApiVersion ApiVersion::parse(const std::string& text) {
 }
 
 nlohmann::json AbiTag::toJson() const {
-  return {{"compiler", compiler}, {"libtorch", libtorch}, {"qt", qt}, {"os", os}, {"arch", arch}};
+  return {{"compiler", compiler}, {"libtorch", libtorch}, {"qt", qt}, {"mpi", mpi}, {"os", os}, {"arch", arch}};
 }
 
 AbiTag AbiTag::fromJson(const nlohmann::json& json) {
-  if (!json.is_object()) throw PluginError("\"abi\" must be an object {compiler, libtorch, qt, os, arch}");
+  if (!json.is_object()) throw PluginError("\"abi\" must be an object {compiler, libtorch, qt, mpi, os, arch}");
   auto text = [&json](const char* key, bool required) -> std::string {
     if (!json.contains(key)) {
       if (required) throw PluginError(std::string("\"abi\" has no \"") + key + "\"");
@@ -40,13 +40,21 @@ AbiTag AbiTag::fromJson(const nlohmann::json& json) {
   tag.compiler = text("compiler", true);
   tag.libtorch = text("libtorch", false);
   tag.qt = text("qt", false);
+  tag.mpi = text("mpi", false);
   tag.os = text("os", true);
   tag.arch = text("arch", true);
   return tag;
 }
 
 AbiTag hostAbi() {
-  return {MEDSEG_ABI_COMPILER, MEDSEG_ABI_LIBTORCH, MEDSEG_ABI_QT, MEDSEG_ABI_OS, MEDSEG_ABI_ARCH};
+  AbiTag tag;
+  tag.compiler = MEDSEG_ABI_COMPILER;
+  tag.libtorch = MEDSEG_ABI_LIBTORCH;
+  tag.qt = MEDSEG_ABI_QT;
+  tag.mpi = MEDSEG_ABI_MPI;
+  tag.os = MEDSEG_ABI_OS;
+  tag.arch = MEDSEG_ABI_ARCH;
+  return tag;
 }
 
 std::optional<std::string> incompatibility(const ApiVersion& api, const AbiTag& abi) {
@@ -66,6 +74,9 @@ std::optional<std::string> incompatibility(const ApiVersion& api, const AbiTag& 
            (mine.libtorch.empty() ? std::string("none") : mine.libtorch) + fix;
   if (!abi.qt.empty() && abi.qt != mine.qt)
     return "built against Qt " + abi.qt + ", this MedSeg uses Qt " + (mine.qt.empty() ? std::string("none") : mine.qt) + fix;
+  if (!abi.mpi.empty() && abi.mpi != mine.mpi)
+    return "built against " + abi.mpi + ", this MedSeg uses " + (mine.mpi.empty() ? std::string("no MPI") : mine.mpi) + fix +
+           (mine.mpi.empty() ? "" : ", " + mine.mpi);
   return std::nullopt;
 }
 

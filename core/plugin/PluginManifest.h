@@ -6,7 +6,7 @@
 //   plugins/<id>/manifest.json      (source; medseg_add_plugin adds api_version, abi, library)
 //   {
 //     "id": "unet3d", "name": "3-D U-Net", "version": "1.0.0", "description": "...",
-//     "api_version": "1.0", "abi": {"compiler": "GNU 12", "libtorch": "1.13.1", "qt": "", "os": "Linux", "arch": "x86_64"},
+//     "api_version": "1.0", "abi": {"compiler": "GNU 12", "libtorch": "1.13.1", "qt": "", "mpi": "Open MPI 4.1", "os": "Linux", "arch": "x86_64"},
 //     "library": "libunet3d.so",
 //     "kinds": ["train", "infer"],
 //     "inputs": [{"name": "FLAIR", "description": "..."}, ...]        (empty: the model's own)

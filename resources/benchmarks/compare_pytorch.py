@@ -323,8 +323,16 @@ def main():
     parser.add_argument("--skip-infer", action="store_true")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--save", action="store_true", help="write the report to resources/benchmarks/results/")
+    parser.add_argument("--smoke", action="store_true",
+                        help="tiny sizes (base 4, depth 2, 16^3 patches, 48x48x32 volume, glibc only) to check that "
+                             "both sides run; its figures measure nothing")
     parser.add_argument("--peer-round", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.smoke:
+        if args.save:
+            parser.error("--smoke figures measure nothing: they are not saved")
+        args.base_filters, args.depth, args.batch, args.patch, args.steps, args.warmup = 4, 2, 1, 16, 2, 1
+        args.roi, args.infer_size, args.allocators = 32, "48,48,32", "glibc"
     if args.peer_round:
         print(json.dumps(peer_round(json.loads(args.peer_round))))
         return 0

@@ -4,12 +4,12 @@
 #include <algorithm>
 #include <chrono>
 
-#include "cluster/parallel/MpiEnvironment.h"
+#include "core/mpi/MpiMessages.h"
 #include "core/util/Elapsed.h"
 #include "plugins/unet3d/train/TrainingPlan.h"
 #include "core/util/AtomicFile.h"
 
-namespace medseg::cluster {
+namespace medseg::unet3d {
 namespace {
 
 // This rank's slice of step `step`'s global batch: one generator per global sample index.
@@ -42,8 +42,8 @@ std::vector<torch::Tensor> parametersFromRoot(LocalStep& local, MPI_Comm comm) {
 
 AllreduceStep::AllreduceStep(const TrainConfig& config, MPI_Comm comm, size_t bucketBytes, bool overlap, int globalRankForLogs)
     : comm_(comm),
-      rank_(rankOf(comm)),
-      ranks_(sizeOf(comm)),
+      rank_(mpi::rankOf(comm)),
+      ranks_(mpi::sizeOf(comm)),
       globalRank_(globalRankForLogs),
       local_(config, resolveDevice(config.device)),
       reducer_(parametersFromRoot(local_, comm), comm, bucketBytes, overlap) {}
@@ -103,7 +103,7 @@ void AllreduceStep::saveCheckpoint(const std::filesystem::path& runDir, const Tr
   // Every rank holds the same weights and optimizer state: rank 0 writes them. The barrier makes the
   // call collective, so no rank leaves a stop before the checkpoint of its step exists.
   if (rank_ == 0) local_.saveCheckpoint(runDir, state);
-  checkMpi(MPI_Barrier(comm_), "MPI_Barrier (checkpoint)");
+  mpi::checkMpi(MPI_Barrier(comm_), "MPI_Barrier (checkpoint)");
 }
 
 void AllreduceStep::saveModel(const std::filesystem::path& file, const ModelDescription& description) {
@@ -130,7 +130,7 @@ nlohmann::json AllreduceStep::finish(const std::filesystem::path& runDir, int64_
 TrainResult trainDataParallel(const TrainConfig& config, const DataParallelOptions& options, Reporter& reporter) {
   const auto start = std::chrono::steady_clock::now();
   configureThreads(config);
-  PlannedTraining planned = planTraining(config, reporter, rankOf(options.comm) == 0);
+  PlannedTraining planned = planTraining(config, reporter, mpi::rankOf(options.comm) == 0);
   AllreduceStep strategy(planned.plan.config, options.comm, options.bucketBytes, options.overlap, options.globalRankForLogs);
   TrainingRunOptions run;
   run.runDir = options.runDir;
@@ -141,5 +141,5 @@ TrainResult trainDataParallel(const TrainConfig& config, const DataParallelOptio
   return TrainingRun(std::move(planned), strategy, std::move(run), reporter).run();
 }
 
-}  // namespace medseg::cluster
+}  // namespace medseg::unet3d
 #endif

@@ -16,11 +16,11 @@
 #include <string>
 
 #include "plugins/unet3d/parallel/GradientAllreducer.h"
-#include "cluster/parallel/MpiEnvironment.h"
+#include "core/mpi/MpiMessages.h"
 #include "plugins/unet3d/train/LocalStep.h"
 #include "plugins/unet3d/train/TrainingRun.h"
 
-namespace medseg::cluster {
+namespace medseg::unet3d {
 
 class AllreduceStep : public StepStrategy {
  public:
@@ -34,7 +34,7 @@ class AllreduceStep : public StepStrategy {
   StepStats step(const Batch& batch) override;
   double learningRate() override { return local_.learningRate(); }
   ValidationResult validate(const std::vector<ValidationCase>& cases) override;
-  int agreeOnMaximum(int value) override { return maximumOverRanks(value, comm_); }
+  int agreeOnMaximum(int value) override { return mpi::maximumOverRanks(value, comm_); }
   std::filesystem::path checkpointFile(const std::filesystem::path& runDir) const override { return local_.checkpointFile(runDir); }
   TrainingState readCheckpointState(const std::filesystem::path& runDir) const override { return local_.readCheckpointState(runDir); }
   // Every rank loads the checkpoint (the run folder is on a file system all ranks see).
@@ -64,5 +64,5 @@ struct DataParallelOptions {
 // config: as loaded (data set path set); planned here against the data set. Every rank calls it.
 TrainResult trainDataParallel(const TrainConfig& config, const DataParallelOptions& options, Reporter& reporter);
 
-}  // namespace medseg::cluster
+}  // namespace medseg::unet3d
 #endif

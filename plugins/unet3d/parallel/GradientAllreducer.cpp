@@ -6,7 +6,7 @@
 
 #include <torch/csrc/autograd/engine.h>
 
-#include "cluster/parallel/MpiEnvironment.h"
+#include "core/mpi/MpiMessages.h"
 #include "core/util/Elapsed.h"
 #include "plugins/unet3d/parallel/MpiTensorTypes.h"
 
@@ -17,7 +17,7 @@
 #include <nccl.h>
 #endif
 
-namespace medseg::cluster {
+namespace medseg::unet3d {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -33,7 +33,7 @@ ncclComm_t ncclFor(MPI_Comm comm) {
   MPI_Comm_size(comm, &size);
   ncclUniqueId id;
   if (rank == 0 && ncclGetUniqueId(&id) != ncclSuccess) throw std::runtime_error("ncclGetUniqueId failed");
-  checkMpi(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, comm), "MPI_Bcast (NCCL id)");
+  mpi::checkMpi(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, comm), "MPI_Bcast (NCCL id)");
   ncclComm_t nccl;
   if (ncclCommInitRank(&nccl, size, id, rank) != ncclSuccess) throw std::runtime_error("ncclCommInitRank failed");
   made.emplace_back(comm, nccl);
@@ -127,7 +127,7 @@ void GradientAllreducer::post(Bucket& bucket) {
     return;
   }
 #endif
-  checkMpi(MPI_Iallreduce(MPI_IN_PLACE, bucket.buffer.data_ptr(), static_cast<int>(bucket.buffer.numel()),
+  mpi::checkMpi(MPI_Iallreduce(MPI_IN_PLACE, bucket.buffer.data_ptr(), static_cast<int>(bucket.buffer.numel()),
                           mpiTypeOf(bucket.buffer.scalar_type()),
                           MPI_SUM, comm_, &bucket.request),
            "MPI_Iallreduce");
@@ -154,7 +154,7 @@ void GradientAllreducer::finish() {
   if (onGpu) cudaStreamSynchronize(cudaStreamLegacy);  // so the blocked time includes the reductions
 #endif
   for (auto& bucket : buckets_) {
-    if (bucket.request != MPI_REQUEST_NULL) checkMpi(MPI_Wait(&bucket.request, MPI_STATUS_IGNORE), "MPI_Wait");
+    if (bucket.request != MPI_REQUEST_NULL) mpi::checkMpi(MPI_Wait(&bucket.request, MPI_STATUS_IGNORE), "MPI_Wait");
     bucket.buffer.mul_(scale);
     for (size_t slot = 0; slot < bucket.parameters.size(); ++slot) {
       auto& p = parameters_[bucket.parameters[slot]];
@@ -185,7 +185,7 @@ void broadcastModule(torch::nn::Module& module, int root, MPI_Comm comm) {
     auto host = tensor.to(torch::kCPU).contiguous();
     MPI_Datatype type = MPI_BYTE;
     int count = static_cast<int>(host.numel() * host.element_size());
-    checkMpi(MPI_Bcast(host.data_ptr(), count, type, root, comm), "MPI_Bcast (weights)");
+    mpi::checkMpi(MPI_Bcast(host.data_ptr(), count, type, root, comm), "MPI_Bcast (weights)");
     tensor.copy_(host);
   };
   for (auto& p : module.parameters()) broadcast(p);
@@ -194,10 +194,10 @@ void broadcastModule(torch::nn::Module& module, int root, MPI_Comm comm) {
 
 std::vector<double> allreduceSum(std::vector<double> values, MPI_Comm comm) {
   if (!values.empty())
-    checkMpi(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE, MPI_SUM, comm),
+    mpi::checkMpi(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE, MPI_SUM, comm),
              "MPI_Allreduce");
   return values;
 }
 
-}  // namespace medseg::cluster
+}  // namespace medseg::unet3d
 #endif

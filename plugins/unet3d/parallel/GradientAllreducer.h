@@ -19,7 +19,7 @@
 
 #include <torch/torch.h>
 
-namespace medseg::cluster {
+namespace medseg::unet3d {
 
 struct AllreduceStats {
   int64_t steps = 0;
@@ -76,5 +76,5 @@ void broadcastModule(torch::nn::Module& module, int root, MPI_Comm comm);
 // Sum of a few doubles over comm (losses, Dice sums, counters).
 std::vector<double> allreduceSum(std::vector<double> values, MPI_Comm comm);
 
-}  // namespace medseg::cluster
+}  // namespace medseg::unet3d
 #endif

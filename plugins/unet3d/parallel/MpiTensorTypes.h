@@ -9,7 +9,7 @@
 
 #include <torch/torch.h>
 
-namespace medseg::cluster {
+namespace medseg::unet3d {
 
 // The type a tensor travels in: float64 stays float64, every other type (bf16, half, float32) goes as float32.
 inline torch::ScalarType wireType(torch::ScalarType type) { return type == torch::kDouble ? torch::kDouble : torch::kFloat; }
@@ -20,5 +20,5 @@ inline MPI_Datatype mpiTypeOf(torch::ScalarType type) {
   throw std::invalid_argument(std::string("no MPI transfer for tensors of ") + c10::toString(type) + " (float32 or float64 only)");
 }
 
-}  // namespace medseg::cluster
+}  // namespace medseg::unet3d
 #endif

@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-namespace medseg::cluster {
+namespace medseg::unet3d {
 
 bool ActivationBundle::has(const std::string& key) const { return tensors.count(key) > 0; }
 
@@ -50,4 +50,4 @@ std::vector<torch::Tensor> ActivationBundle::heads() const {
   return out;
 }
 
-}  // namespace medseg::cluster
+}  // namespace medseg::unet3d

@@ -11,7 +11,7 @@
 
 #include <torch/torch.h>
 
-namespace medseg::cluster {
+namespace medseg::unet3d {
 
 struct ActivationBundle {
   std::map<std::string, torch::Tensor> tensors;  // "x", "skip<level>", "head<level>"
@@ -33,4 +33,4 @@ struct ActivationBundle {
   std::vector<torch::Tensor> heads() const;
 };
 
-}  // namespace medseg::cluster
+}  // namespace medseg::unet3d

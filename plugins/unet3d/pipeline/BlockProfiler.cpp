@@ -4,10 +4,10 @@
 #include <chrono>
 
 #include "core/util/Elapsed.h"
-#include "plugins/unet3d/pipeline/ProcessMemory.h"
+#include "core/util/MemoryProbe.h"
 #include "plugins/unet3d/pipeline/UNetBlocks.h"
 
-namespace medseg::cluster {
+namespace medseg::unet3d {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -141,4 +141,4 @@ ModelProfile profileNetwork(UNet3d network, const torch::Tensor& sample, const P
   return profile;
 }
 
-}  // namespace medseg::cluster
+}  // namespace medseg::unet3d

@@ -20,7 +20,7 @@
 #include "plugins/unet3d/pipeline/ModelProfile.h"
 #include "plugins/unet3d/nn/UNet3d.h"
 
-namespace medseg::cluster {
+namespace medseg::unet3d {
 
 struct ProfileOptions {
   torch::Device device = torch::kCPU;  // where the times are measured
@@ -35,4 +35,4 @@ struct ProfileOptions {
 // sample: [N, C, D, H, W] on the CPU. The network's gradients are cleared afterwards.
 ModelProfile profileNetwork(UNet3d network, const torch::Tensor& sample, const ProfileOptions& options = {});
 
-}  // namespace medseg::cluster
+}  // namespace medseg::unet3d

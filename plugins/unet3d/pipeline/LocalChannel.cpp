@@ -4,7 +4,7 @@
 #include "core/util/Elapsed.h"
 #include "plugins/unet3d/pipeline/PipelineChannel.h"
 
-namespace medseg::cluster {
+namespace medseg::unet3d {
 
 void LocalChannel::send(int from, int to, Flow flow, int64_t micro, const ActivationBundle& bundle) {
   if (to < 0 || to >= static_cast<int>(devices_.size())) throw std::out_of_range("pipeline: no stage " + std::to_string(to));
@@ -25,4 +25,4 @@ std::optional<ActivationBundle> LocalChannel::receive(int from, int to, Flow flo
   return bundle;
 }
 
-}  // namespace medseg::cluster
+}  // namespace medseg::unet3d

@@ -5,12 +5,12 @@
 #include <sstream>
 
 #include "plugins/unet3d/pipeline/PipelineVerification.h"
-#include "plugins/unet3d/pipeline/ProcessMemory.h"
+#include "core/util/MemoryProbe.h"
 #include "plugins/unet3d/train/TrainingRun.h"
 #include "core/util/AtomicFile.h"
 #include "core/util/Interrupt.h"
 
-namespace medseg::cluster {
+namespace medseg::unet3d {
 
 nlohmann::json runModelParallel(TrainConfig config, const ModelParallelOptions& options, Reporter& reporter) {
   // The benchmark maps large tensors straight from and back to the kernel: peak RSS per rank then
@@ -61,5 +61,5 @@ nlohmann::json verifyPipeline(const TrainConfig& config, const ModelParallelOpti
   return result;
 }
 
-}  // namespace medseg::cluster
+}  // namespace medseg::unet3d
 #endif

@@ -30,7 +30,7 @@
 #include "plugins/unet3d/train/TrainConfig.h"
 #include "core/util/Progress.h"
 
-namespace medseg::cluster {
+namespace medseg::unet3d {
 
 struct ModelParallelOptions {
   std::string task = "train";
@@ -81,5 +81,5 @@ nlohmann::json verifyPipeline(const TrainConfig& config, const ModelParallelOpti
 nlohmann::json benchPipeline(const TrainConfig& config, const ModelParallelOptions& options, Reporter& reporter);
 nlohmann::json inferPipeline(TrainConfig config, const ModelParallelOptions& options, Reporter& reporter);
 
-}  // namespace medseg::cluster
+}  // namespace medseg::unet3d
 #endif

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-namespace medseg::cluster {
+namespace medseg::unet3d {
 namespace {
 int64_t scaledBytes(int64_t bytes, double factor) { return static_cast<int64_t>(std::llround(static_cast<double>(bytes) * factor)); }
 }  // namespace
@@ -49,4 +49,4 @@ ModelProfile ModelProfile::fromJson(const nlohmann::json& json) {
   return p;
 }
 
-}  // namespace medseg::cluster
+}  // namespace medseg::unet3d

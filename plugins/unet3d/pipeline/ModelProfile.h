@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace medseg::cluster {
+namespace medseg::unet3d {
 
 struct BlockProfile {
   std::string name;
@@ -38,4 +38,4 @@ struct ModelProfile {
   static ModelProfile fromJson(const nlohmann::json& json);
 };
 
-}  // namespace medseg::cluster
+}  // namespace medseg::unet3d

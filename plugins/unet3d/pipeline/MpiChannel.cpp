@@ -6,11 +6,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cluster/parallel/MpiEnvironment.h"
+#include "core/mpi/MpiMessages.h"
 #include "core/util/Elapsed.h"
 #include "plugins/unet3d/parallel/MpiTensorTypes.h"
 
-namespace medseg::cluster {
+namespace medseg::unet3d {
 namespace {
 
 constexpr int64_t kPieceElements = int64_t{1} << 30;
@@ -53,7 +53,7 @@ void MpiChannel::send(int from, int to, Flow flow, int64_t micro, const Activati
   PendingSend& posted = pending_.back();
   auto post = [&](void* data, int64_t count, MPI_Datatype type) {
     MPI_Request request;
-    checkMpi(MPI_Isend(data, static_cast<int>(count), type, to, tag, comm_, &request), "MPI_Isend (pipeline)");
+    mpi::checkMpi(MPI_Isend(data, static_cast<int>(count), type, to, tag, comm_, &request), "MPI_Isend (pipeline)");
     posted.requests.push_back(request);
   };
   post(posted.header.data(), static_cast<int64_t>(posted.header.size()), MPI_CHAR);
@@ -72,7 +72,7 @@ std::optional<ActivationBundle> MpiChannel::receive(int from, int to, Flow flow,
   if (to != rank_) throw std::logic_error("MpiChannel: rank " + std::to_string(rank_) + " cannot receive as stage " + std::to_string(to));
   const auto start = std::chrono::steady_clock::now();
   const int tag = tagOf(flow, micro);
-  const auto header = nlohmann::json::parse(receiveString(from, tag, comm_));
+  const auto header = nlohmann::json::parse(mpi::receiveString(from, tag, comm_));
   ActivationBundle bundle;
   bundle.end = header.at("end").get<bool>();
   for (const auto& entry : header.at("tensors")) {
@@ -81,7 +81,7 @@ std::optional<ActivationBundle> MpiChannel::receive(int from, int to, Flow flow,
     auto* data = static_cast<char*>(tensor.data_ptr());
     const int64_t size = tensor.element_size();
     for (int64_t offset = 0; offset < tensor.numel(); offset += kPieceElements)
-      checkMpi(MPI_Recv(data + offset * size, static_cast<int>(std::min(kPieceElements, tensor.numel() - offset)), mpiTypeOf(type),
+      mpi::checkMpi(MPI_Recv(data + offset * size, static_cast<int>(std::min(kPieceElements, tensor.numel() - offset)), mpiTypeOf(type),
                         from, tag, comm_, MPI_STATUS_IGNORE),
                "MPI_Recv (pipeline)");
     bundle.tensors[entry.at("key").get<std::string>()] = device_.is_cpu() ? tensor : tensor.to(device_);
@@ -93,7 +93,7 @@ std::optional<ActivationBundle> MpiChannel::receive(int from, int to, Flow flow,
 void MpiChannel::reapCompleted() {
   for (auto it = pending_.begin(); it != pending_.end();) {
     int done = 0;
-    checkMpi(MPI_Testall(static_cast<int>(it->requests.size()), it->requests.data(), &done, MPI_STATUSES_IGNORE),
+    mpi::checkMpi(MPI_Testall(static_cast<int>(it->requests.size()), it->requests.data(), &done, MPI_STATUSES_IGNORE),
              "MPI_Testall (pipeline)");
     it = done ? pending_.erase(it) : std::next(it);
   }
@@ -102,17 +102,17 @@ void MpiChannel::reapCompleted() {
 void MpiChannel::flush() {
   const auto start = std::chrono::steady_clock::now();
   for (auto& message : pending_)
-    checkMpi(MPI_Waitall(static_cast<int>(message.requests.size()), message.requests.data(), MPI_STATUSES_IGNORE),
+    mpi::checkMpi(MPI_Waitall(static_cast<int>(message.requests.size()), message.requests.data(), MPI_STATUSES_IGNORE),
              "MPI_Waitall (pipeline)");
   pending_.clear();
   secondsBlocked_ += secondsSince(start);
 }
 
 std::vector<double> MpiChannel::sumOverProcesses(std::vector<double> values) {
-  checkMpi(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE, MPI_SUM, comm_),
+  mpi::checkMpi(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE, MPI_SUM, comm_),
            "MPI_Allreduce (pipeline)");
   return values;
 }
 
-}  // namespace medseg::cluster
+}  // namespace medseg::unet3d
 #endif

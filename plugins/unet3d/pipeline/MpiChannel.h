@@ -13,7 +13,7 @@
 
 #include "plugins/unet3d/pipeline/PipelineChannel.h"
 
-namespace medseg::cluster {
+namespace medseg::unet3d {
 
 class MpiChannel : public PipelineChannel {
  public:
@@ -45,5 +45,5 @@ class MpiChannel : public PipelineChannel {
   std::list<PendingSend> pending_;
 };
 
-}  // namespace medseg::cluster
+}  // namespace medseg::unet3d
 #endif

@@ -9,11 +9,11 @@
 #include <algorithm>
 
 #include "plugins/unet3d/pipeline/PipelineVerification.h"
-#include "plugins/unet3d/pipeline/ProcessMemory.h"
+#include "core/util/MemoryProbe.h"
 #include "core/util/AtomicFile.h"
 #include "core/util/Interrupt.h"
 
-namespace medseg::cluster {
+namespace medseg::unet3d {
 namespace {
 
 constexpr double MiB = 1024.0 * 1024.0;
@@ -96,5 +96,5 @@ nlohmann::json benchPipeline(const TrainConfig& config, const ModelParallelOptio
   return result;
 }
 
-}  // namespace medseg::cluster
+}  // namespace medseg::unet3d
 #endif

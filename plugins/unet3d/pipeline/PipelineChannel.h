@@ -13,7 +13,7 @@
 
 #include "plugins/unet3d/pipeline/ActivationBundle.h"
 
-namespace medseg::cluster {
+namespace medseg::unet3d {
 
 enum class Flow : int {
   Activation = 0,  // stage s -> s+1, training forward
@@ -52,4 +52,4 @@ class LocalChannel : public PipelineChannel {
   std::map<std::tuple<int, int, int, int64_t>, std::vector<ActivationBundle>> mailbox_;
 };
 
-}  // namespace medseg::cluster
+}  // namespace medseg::unet3d

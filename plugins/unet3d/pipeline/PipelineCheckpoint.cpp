@@ -3,12 +3,12 @@
 #if MEDSEG_HAVE_MPI
 #include <optional>
 
-#include "cluster/parallel/MpiEnvironment.h"
+#include "core/mpi/MpiMessages.h"
 #include "core/util/AtomicFile.h"
 #include "core/util/Interrupt.h"
 #include "core/util/JsonNumbers.h"
 
-namespace medseg::cluster {
+namespace medseg::unet3d {
 namespace {
 
 namespace fs = std::filesystem;
@@ -186,9 +186,9 @@ void savePipelineCheckpoint(PipelineEngine& engine, const fs::path& runDir, cons
   std::error_code ec;
   fs::create_directories(pipelineCheckpointDir(runDir), ec);  // a real failure surfaces in the write below, with its reason
   for (size_t i = 0; i < engine.stages().size(); ++i) writeStageFile(engine, i, step, runDir);
-  checkMpi(MPI_Barrier(comm), "MPI_Barrier (stage checkpoints written)");
-  if (rankOf(comm) == 0) writeFileAtomically(pipelineStatePath(runDir), state.toJson().dump(2) + "\n");
-  checkMpi(MPI_Barrier(comm), "MPI_Barrier (pipeline checkpoint committed)");
+  mpi::checkMpi(MPI_Barrier(comm), "MPI_Barrier (stage checkpoints written)");
+  if (mpi::rankOf(comm) == 0) writeFileAtomically(pipelineStatePath(runDir), state.toJson().dump(2) + "\n");
+  mpi::checkMpi(MPI_Barrier(comm), "MPI_Barrier (pipeline checkpoint committed)");
   removeOtherSteps(engine, runDir, step);
 }
 
@@ -235,5 +235,5 @@ PipelinePlan planForResume(const PipelineCheckpointState& saved, const TrainConf
   return plan;
 }
 
-}  // namespace medseg::cluster
+}  // namespace medseg::unet3d
 #endif

@@ -22,7 +22,7 @@
 #include "plugins/unet3d/pipeline/PipelineEngine.h"
 #include "plugins/unet3d/train/TrainingCheckpoint.h"
 
-namespace medseg::cluster {
+namespace medseg::unet3d {
 
 struct PipelineCheckpointState {
   TrainingState training;  // training.config: TrainConfig::toJson() of the run
@@ -48,5 +48,5 @@ void loadPipelineCheckpoint(PipelineEngine& engine, const std::filesystem::path&
 // now differ from the checkpoint's (config keys are checked by requireSameComputation, ResumeRules.h).
 PipelinePlan planForResume(const PipelineCheckpointState& saved, const TrainConfig& config, const ModelParallelOptions& options);
 
-}  // namespace medseg::cluster
+}  // namespace medseg::unet3d
 #endif

@@ -12,7 +12,7 @@
 #include "plugins/unet3d/train/TrainingEngine.h"
 #include "core/util/Interrupt.h"
 
-namespace medseg::cluster {
+namespace medseg::unet3d {
 namespace {
 
 // Reserved micro-batch index for collecting weights on stage 0 (below MpiChannel's tag limit).
@@ -301,4 +301,4 @@ std::unique_ptr<PipelineEngine> makeLocalPipeline(const TrainConfig& config, con
   return std::make_unique<PipelineEngine>(config, plan, all, devices, std::make_unique<LocalChannel>(devices));
 }
 
-}  // namespace medseg::cluster
+}  // namespace medseg::unet3d

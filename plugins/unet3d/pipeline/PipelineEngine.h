@@ -26,7 +26,7 @@
 #include "plugins/unet3d/train/Loss.h"
 #include "plugins/unet3d/train/TrainingEngine.h"
 
-namespace medseg::cluster {
+namespace medseg::unet3d {
 
 class PipelineEngine {
  public:
@@ -83,4 +83,4 @@ class PipelineEngine {
 std::unique_ptr<PipelineEngine> makeLocalPipeline(const TrainConfig& config, const PipelinePlan& plan,
                                                   const std::vector<torch::Device>& devices);
 
-}  // namespace medseg::cluster
+}  // namespace medseg::unet3d

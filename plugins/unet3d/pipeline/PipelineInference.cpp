@@ -12,7 +12,7 @@
 
 #include "core/util/Elapsed.h"
 #include "plugins/unet3d/pipeline/PipelineValidation.h"
-#include "plugins/unet3d/pipeline/ProcessMemory.h"
+#include "core/util/MemoryProbe.h"
 #include "core/dataset/Dataset.h"
 #include "core/nn/VolumeTensor.h"
 #include "plugins/unet3d/nn/ModelCheckpoint.h"
@@ -20,7 +20,7 @@
 #include "core/util/AtomicFile.h"
 #include "core/util/Interrupt.h"
 
-namespace medseg::cluster {
+namespace medseg::unet3d {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -130,5 +130,5 @@ nlohmann::json inferPipeline(TrainConfig config, const ModelParallelOptions& opt
   return result;
 }
 
-}  // namespace medseg::cluster
+}  // namespace medseg::unet3d
 #endif

@@ -7,7 +7,7 @@
 
 #include "core/util/Interrupt.h"
 
-namespace medseg::cluster {
+namespace medseg::unet3d {
 namespace {
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
@@ -173,4 +173,4 @@ PatchFit largestFittingPatch(const ModelProfile& profile, const PartitionRequest
   return fit;
 }
 
-}  // namespace medseg::cluster
+}  // namespace medseg::unet3d

@@ -23,7 +23,7 @@
 #include "plugins/unet3d/pipeline/ModelProfile.h"
 #include "plugins/unet3d/pipeline/PipelinePlan.h"
 
-namespace medseg::cluster {
+namespace medseg::unet3d {
 
 struct PartitionRequest {
   int stages = 2;
@@ -68,4 +68,4 @@ struct PatchFit {
 PatchFit largestFittingPatch(const ModelProfile& profile, const PartitionRequest& request, int64_t samplesPerMicroBatch,
                              int64_t divisor, int64_t maxEdge);
 
-}  // namespace medseg::cluster
+}  // namespace medseg::unet3d

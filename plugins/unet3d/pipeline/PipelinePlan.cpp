@@ -4,7 +4,7 @@
 
 #include "core/util/Interrupt.h"
 
-namespace medseg::cluster {
+namespace medseg::unet3d {
 
 std::vector<BlockSpec> PipelinePlan::blocksOf(const std::vector<BlockSpec>& blocks, int stage) const {
   validate(blocks.size());
@@ -60,4 +60,4 @@ std::vector<int64_t> parseStageStarts(const std::string& text, const std::vector
   return starts;
 }
 
-}  // namespace medseg::cluster
+}  // namespace medseg::unet3d

@@ -11,7 +11,7 @@
 #include "plugins/unet3d/pipeline/PipelineSchedule.h"
 #include "plugins/unet3d/pipeline/UNetBlocks.h"
 
-namespace medseg::cluster {
+namespace medseg::unet3d {
 
 struct PipelinePlan {
   std::vector<int64_t> stageStarts{0};  // first block of each stage; stageStarts[0] = 0, increasing
@@ -30,4 +30,4 @@ struct PipelinePlan {
 // Boundaries from "encoder2,up1" style text: the first block of stages 1..K-1 by name.
 std::vector<int64_t> parseStageStarts(const std::string& text, const std::vector<BlockSpec>& blocks);
 
-}  // namespace medseg::cluster
+}  // namespace medseg::unet3d

@@ -4,7 +4,7 @@
 
 #include "core/util/Interrupt.h"
 
-namespace medseg::cluster {
+namespace medseg::unet3d {
 
 ScheduleKind parseScheduleKind(const std::string& name) {
   if (name == "gpipe") return ScheduleKind::GPipe;
@@ -46,4 +46,4 @@ int64_t inFlightMicroBatches(ScheduleKind kind, int stage, int stages, int64_t m
   return std::min<int64_t>(microBatches, stages - stage);
 }
 
-}  // namespace medseg::cluster
+}  // namespace medseg::unet3d

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace medseg::cluster {
+namespace medseg::unet3d {
 
 enum class ScheduleKind { GPipe, OneForwardOneBackward };
 
@@ -30,4 +30,4 @@ int64_t maxInFlight(const std::vector<PipelineOp>& ops);
 // maxInFlight(stageOps(...)) without building the list: M (gpipe) or min(M, K - stage) (1f1b).
 int64_t inFlightMicroBatches(ScheduleKind kind, int stage, int stages, int64_t microBatches);
 
-}  // namespace medseg::cluster
+}  // namespace medseg::unet3d

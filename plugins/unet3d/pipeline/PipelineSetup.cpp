@@ -3,7 +3,7 @@
 #include "plugins/unet3d/pipeline/ModelParallelRun.h"
 
 #if MEDSEG_HAVE_MPI
-#include "cluster/parallel/MpiEnvironment.h"
+#include "core/mpi/MpiMessages.h"
 #include "plugins/unet3d/pipeline/BlockProfiler.h"
 #include "plugins/unet3d/pipeline/MpiChannel.h"
 #include "plugins/unet3d/pipeline/PipelinePartitioner.h"
@@ -12,7 +12,7 @@
 #include "plugins/unet3d/train/TrainingEngine.h"
 #include "core/util/Interrupt.h"
 
-namespace medseg::cluster {
+namespace medseg::unet3d {
 namespace {
 
 int64_t samplesPerMicroBatch(const TrainConfig& config, int64_t microBatches) {
@@ -106,8 +106,8 @@ nlohmann::json planOnRoot(const TrainConfig& config, const ModelParallelOptions&
 }  // namespace
 
 int stageCount(const ModelParallelOptions& options) {
-  if (options.localStages <= 0) return sizeOf(options.comm);
-  if (sizeOf(options.comm) != 1)
+  if (options.localStages <= 0) return mpi::sizeOf(options.comm);
+  if (mpi::sizeOf(options.comm) != 1)
     throw InputError("--local-stages runs every stage in one process: start it with mpirun -np 1 (or without mpirun)");
   return options.localStages;
 }
@@ -128,7 +128,7 @@ torch::Device stageDevice(const ModelParallelOptions& options, int localStage) {
 }
 
 PipelinePlan makePipelinePlan(const TrainConfig& config, const ModelParallelOptions& options, nlohmann::json* planJson) {
-  const int rank = rankOf(options.comm);
+  const int rank = mpi::rankOf(options.comm);
   std::string message;
   if (rank == 0) {
     try {
@@ -138,7 +138,7 @@ PipelinePlan makePipelinePlan(const TrainConfig& config, const ModelParallelOpti
     }
   }
   // Every rank learns the plan, or the reason there is none, so all fail alike instead of hanging.
-  const auto reply = nlohmann::json::parse(broadcastString(message, 0, options.comm));
+  const auto reply = nlohmann::json::parse(mpi::broadcastString(message, 0, options.comm));
   if (!reply.at("ok").get<bool>()) throw InputError(reply.at("message").get<std::string>());
   const auto& info = reply.at("info");
   if (planJson) *planJson = info;
@@ -152,16 +152,16 @@ std::unique_ptr<PipelineEngine> makeMpiPipeline(const TrainConfig& config, const
     return makeLocalPipeline(config, plan, devices);
   }
   const torch::Device device = stageDevice(options);
-  return std::make_unique<PipelineEngine>(config, plan, std::vector<int>{rankOf(options.comm)}, std::vector<torch::Device>{device},
+  return std::make_unique<PipelineEngine>(config, plan, std::vector<int>{mpi::rankOf(options.comm)}, std::vector<torch::Device>{device},
                                           std::make_unique<MpiChannel>(options.comm, device));
 }
 
 std::vector<double> gatherToRoot(double value, MPI_Comm comm) {
-  std::vector<double> all(static_cast<size_t>(sizeOf(comm)), 0.0);
-  checkMpi(MPI_Gather(&value, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, 0, comm), "MPI_Gather");
-  if (rankOf(comm) != 0) all.clear();
+  std::vector<double> all(static_cast<size_t>(mpi::sizeOf(comm)), 0.0);
+  mpi::checkMpi(MPI_Gather(&value, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, 0, comm), "MPI_Gather");
+  if (mpi::rankOf(comm) != 0) all.clear();
   return all;
 }
 
-}  // namespace medseg::cluster
+}  // namespace medseg::unet3d
 #endif

@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-namespace medseg::cluster {
+namespace medseg::unet3d {
 
 PipelineStage::PipelineStage(UNet3d network, std::vector<BlockSpec> blocks, int index, int stages, torch::Device device,
                              bool checkpoint)
@@ -104,4 +104,4 @@ std::vector<std::string> PipelineStage::parameterNames() const {
   return out;
 }
 
-}  // namespace medseg::cluster
+}  // namespace medseg::unet3d

@@ -15,7 +15,7 @@
 #include "plugins/unet3d/pipeline/UNetBlocks.h"
 #include "plugins/unet3d/nn/UNet3d.h"
 
-namespace medseg::cluster {
+namespace medseg::unet3d {
 
 // Last stage: the loss of one micro-batch from its outputs (full-resolution logits first).
 using MicroBatchLoss = std::function<torch::Tensor(int64_t micro, const std::vector<torch::Tensor>& outputs)>;
@@ -66,4 +66,4 @@ class PipelineStage {
   std::map<int64_t, Saved> saved_;
 };
 
-}  // namespace medseg::cluster
+}  // namespace medseg::unet3d

@@ -4,17 +4,17 @@
 #include <chrono>
 #include <optional>
 
-#include "cluster/parallel/MpiEnvironment.h"
+#include "core/mpi/MpiMessages.h"
 #include "core/util/Elapsed.h"
 #include "plugins/unet3d/pipeline/PipelineCheckpoint.h"
 #include "plugins/unet3d/pipeline/PipelineValidation.h"
-#include "plugins/unet3d/pipeline/ProcessMemory.h"
+#include "core/util/MemoryProbe.h"
 #include "plugins/unet3d/train/TrainingPlan.h"
 #include "plugins/unet3d/train/TrainingRun.h"
 #include "core/util/AtomicFile.h"
 #include "core/util/Interrupt.h"
 
-namespace medseg::cluster {
+namespace medseg::unet3d {
 
 namespace fs = std::filesystem;
 
@@ -22,8 +22,8 @@ PipelineStep::PipelineStep(const TrainConfig& config, const PipelinePlan& plan, 
                            const ModelParallelOptions& options)
     : config_(config),
       comm_(options.comm),
-      rank_(rankOf(options.comm)),
-      ranks_(sizeOf(options.comm)),
+      rank_(mpi::rankOf(options.comm)),
+      ranks_(mpi::sizeOf(options.comm)),
       planJson_(std::move(planJson)),
       engine_(makeMpiPipeline(config, plan, options)) {}
 
@@ -103,7 +103,7 @@ nlohmann::json trainPipeline(const TrainConfig& config, const ModelParallelOptio
   // run keeps the plan it was started with.
   const bool resuming =
       !options.runDir.empty() && resumesCheckpoint(policy, pipelineStatePath(options.runDir), hasPipelineCheckpoint(options.runDir));
-  const int rank = rankOf(options.comm);
+  const int rank = mpi::rankOf(options.comm);
   PlannedTraining planned = planTraining(config, reporter, rank == 0);
   const TrainConfig& resolved = planned.plan.config;
   std::optional<PipelineCheckpointState> saved;
@@ -124,5 +124,5 @@ nlohmann::json trainPipeline(const TrainConfig& config, const ModelParallelOptio
   return TrainingRun(std::move(planned), strategy, std::move(run), reporter).run().toJson();
 }
 
-}  // namespace medseg::cluster
+}  // namespace medseg::unet3d
 #endif

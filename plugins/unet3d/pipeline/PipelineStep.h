@@ -8,11 +8,11 @@
 #if MEDSEG_HAVE_MPI
 #include <memory>
 
-#include "cluster/parallel/MpiEnvironment.h"
+#include "core/mpi/MpiMessages.h"
 #include "plugins/unet3d/pipeline/ModelParallelRun.h"
 #include "plugins/unet3d/train/StepStrategy.h"
 
-namespace medseg::cluster {
+namespace medseg::unet3d {
 
 class PipelineStep : public StepStrategy {
  public:
@@ -28,7 +28,7 @@ class PipelineStep : public StepStrategy {
   StepStats step(const Batch& batch) override;
   double learningRate() override { return learningRate_; }
   ValidationResult validate(const std::vector<ValidationCase>& cases) override;
-  int agreeOnMaximum(int value) override { return maximumOverRanks(value, comm_); }
+  int agreeOnMaximum(int value) override { return mpi::maximumOverRanks(value, comm_); }
   std::filesystem::path checkpointFile(const std::filesystem::path& runDir) const override;
   TrainingState readCheckpointState(const std::filesystem::path& runDir) const override;
   TrainingState loadCheckpoint(const std::filesystem::path& runDir) override;
@@ -46,5 +46,5 @@ class PipelineStep : public StepStrategy {
   double learningRate_ = 0.0;
 };
 
-}  // namespace medseg::cluster
+}  // namespace medseg::unet3d
 #endif

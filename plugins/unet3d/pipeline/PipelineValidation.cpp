@@ -5,7 +5,7 @@
 #include "plugins/unet3d/train/Targets.h"
 #include "plugins/unet3d/train/Validation.h"
 
-namespace medseg::cluster {
+namespace medseg::unet3d {
 
 torch::Tensor pipelineLogits(PipelineEngine& engine, const torch::Tensor& image, const SlidingWindowOptions& window) {
   ForwardFn forward = [&engine](const torch::Tensor& windows) { return engine.infer(windows); };
@@ -35,4 +35,4 @@ std::map<std::string, double> caseDice(const torch::Tensor& logits, const torch:
   return dice;
 }
 
-}  // namespace medseg::cluster
+}  // namespace medseg::unet3d

@@ -11,7 +11,7 @@
 #include "core/nn/SlidingWindow.h"
 #include "plugins/unet3d/train/TrainConfig.h"
 
-namespace medseg::cluster {
+namespace medseg::unet3d {
 
 // image [C,D,H,W] -> logits [K,D,H,W] (CPU), on the process of stage 0 (the others serve).
 torch::Tensor pipelineLogits(PipelineEngine& engine, const torch::Tensor& image, const SlidingWindowOptions& window);
@@ -20,4 +20,4 @@ SlidingWindowOptions wholeVolumeWindow(const torch::Tensor& image, int64_t sizeD
 // Dice of each output (labels mode: foreground classes) and "WT" of logits against labels [D,H,W].
 std::map<std::string, double> caseDice(const torch::Tensor& logits, const torch::Tensor& labels, const TrainConfig& config);
 
-}  // namespace medseg::cluster
+}  // namespace medseg::unet3d

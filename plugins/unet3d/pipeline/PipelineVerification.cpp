@@ -4,7 +4,7 @@
 
 #include "plugins/unet3d/train/TrainingEngine.h"
 
-namespace medseg::cluster {
+namespace medseg::unet3d {
 namespace {
 
 double maxDifference(const torch::Tensor& a, const torch::Tensor& b) {
@@ -88,4 +88,4 @@ StepComparison compareSteps(const StepSnapshot& reference, const StepSnapshot& p
   return c;
 }
 
-}  // namespace medseg::cluster
+}  // namespace medseg::unet3d

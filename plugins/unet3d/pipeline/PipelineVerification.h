@@ -15,7 +15,7 @@
 #include "plugins/unet3d/train/DataLoader.h"
 #include "plugins/unet3d/train/TrainConfig.h"
 
-namespace medseg::cluster {
+namespace medseg::unet3d {
 
 // images randn [B, C, patch], targets of the config's kind (regions: 0/1 float; labels: class ids),
 // from torch's generator seeded with `seed`. config must be resolved (channels, patch size).
@@ -40,4 +40,4 @@ struct StepComparison {
 };
 StepComparison compareSteps(const StepSnapshot& reference, const StepSnapshot& pipeline);
 
-}  // namespace medseg::cluster
+}  // namespace medseg::unet3d

@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-namespace medseg::cluster {
+namespace medseg::unet3d {
 namespace {
 
 using Key = ActivationBundle;
@@ -111,4 +111,4 @@ std::vector<std::string> blockParameterNames(const UNet3dImpl& network, const Bl
   return out;
 }
 
-}  // namespace medseg::cluster
+}  // namespace medseg::unet3d

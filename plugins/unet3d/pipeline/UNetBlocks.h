@@ -17,7 +17,7 @@
 #include "plugins/unet3d/pipeline/ActivationBundle.h"
 #include "plugins/unet3d/nn/UNet3d.h"
 
-namespace medseg::cluster {
+namespace medseg::unet3d {
 
 enum class BlockKind { Encoder, Down, Up, Decoder, Head };
 
@@ -41,4 +41,4 @@ std::vector<std::string> blockParameterNames(const UNet3dImpl& network, const Bl
 // The layers (sub-modules) of a block, for moving them to a stage's device.
 std::vector<std::shared_ptr<torch::nn::Module>> blockModules(const UNet3dImpl& network, const BlockSpec& block);
 
-}  // namespace medseg::cluster
+}  // namespace medseg::unet3d

@@ -30,6 +30,7 @@
 #include "core/util/CpuTime.h"
 #include "plugins/unet3d/nn/ModelCheckpoint.h"
 #include "core/nn/ProcessMemory.h"
+#include "core/util/MemoryProbe.h"
 #include "core/nn/TensorBlockCache.h"
 #include "core/util/Cores.h"
 #include "plugins/unet3d/infer/Predictor.h"
@@ -98,10 +99,6 @@ struct BenchOptions {
   }
 };
 
-double secondsSince(std::chrono::steady_clock::time_point start) {
-  return secondsSince(start);
-}
-
 // Wall time and CPU utilisation of one measured piece of work.
 struct Measured {
   double wallSeconds = 0.0;
@@ -119,11 +116,8 @@ Measured measure(const std::function<void()>& work) {
 }
 
 double peakResidentMegabytes() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line))
-    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;  // kB
-  return -1.0;
+  const int64_t bytes = peakResidentBytes();
+  return bytes < 0 ? -1.0 : static_cast<double>(bytes) / (1024.0 * 1024.0);
 }
 
 // The reference rate: a mid-sized 3x3x3 convolution, best of a few runs.

@@ -20,7 +20,7 @@ nlohmann::json runPipelineTask(const nlohmann::json& p, plugin::RunContext& cont
     throw InputError("the pipeline task runs in an MPI job: start it with `mpirun medseg-worker --mode model`");
   TrainConfig config = loadTrainConfig(p.at("config").get<std::string>(), p.at("overrides").get<std::vector<std::string>>());
   if (config.threads <= 0) config.threads = p.at("threads").get<int64_t>();
-  cluster::ModelParallelOptions o;
+  unet3d::ModelParallelOptions o;
   o.comm = *static_cast<const MPI_Comm*>(parallel.mpiCommunicator);
   o.localRank = parallel.localRank;
   o.task = p.at("task").get<std::string>();
@@ -46,7 +46,7 @@ nlohmann::json runPipelineTask(const nlohmann::json& p, plugin::RunContext& cont
   o.overlap = p.at("overlap").get<double>();
   o.skipSliding = p.at("skip_sliding").get<bool>();
   if (o.data.empty()) o.data = config.data;
-  nlohmann::json summary = cluster::runModelParallel(config, o, context.reporter());
+  nlohmann::json summary = unet3d::runModelParallel(config, o, context.reporter());
   summary["task"] = o.task;
   return summary;
 #endif

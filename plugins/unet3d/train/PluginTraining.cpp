@@ -66,7 +66,7 @@ TrainResult trainOverRanks(const TrainConfig& config, const plugin::TrainingRequ
   throw InputError("this unet3d plugin was built without MPI: it trains in one process only");
 #else
   const plugin::ParallelContext& parallel = context.parallel();
-  cluster::DataParallelOptions options;
+  unet3d::DataParallelOptions options;
   options.runDir = r.runDir;
   options.comm = *static_cast<const MPI_Comm*>(parallel.mpiCommunicator);
   options.bucketBytes = static_cast<size_t>(r.bucketMb * 1024 * 1024);
@@ -74,7 +74,7 @@ TrainResult trainOverRanks(const TrainConfig& config, const plugin::TrainingRequ
   options.resume = r.resume;
   options.onValidation = r.onValidation;
   options.globalRankForLogs = parallel.globalRank;
-  return cluster::trainDataParallel(config, options, context.reporter());
+  return unet3d::trainDataParallel(config, options, context.reporter());
 #endif
 }
 

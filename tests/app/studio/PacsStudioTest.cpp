@@ -43,12 +43,14 @@
 #include "core/edit/Brush.h"
 #include "core/io/ImageIO.h"
 #include "support/DicomTools.h"
+#include "support/EventLoopWatch.h"
 #include "support/OrthancServer.h"
 #include "support/TestSupport.h"
 #include "support/MissingComponent.h"
 
 using namespace medseg;
 using namespace medseg::studio;
+using medseg::test::EventLoopWatch;
 namespace fs = std::filesystem;
 using nlohmann::json;
 
@@ -76,27 +78,6 @@ QString artifactPath(const QString& name) {
 QStringList entriesOf(const QString& folder) {
   return QDir(folder).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot, QDir::Name);
 }
-
-// Measures how long the event loop goes without serving a 50 ms timer.
-class Heartbeat {
- public:
-  Heartbeat() {
-    QObject::connect(&timer_, &QTimer::timeout, [this] {
-      maxGapMs_ = std::max(maxGapMs_, clock_.restart());
-      ++beats_;
-    });
-    clock_.start();
-    timer_.start(50);
-  }
-  qint64 maxGapMs() const { return std::max(maxGapMs_, clock_.elapsed()); }
-  int beats() const { return beats_; }
-
- private:
-  QTimer timer_;
-  QElapsedTimer clock_;
-  qint64 maxGapMs_ = 0;
-  int beats_ = 0;
-};
 
 }  // namespace
 
@@ -226,7 +207,7 @@ class PacsStudioTest : public QObject {
     QProgressBar* bar = dialog()->progressBar();
     const auto watch = connect(bar, &QProgressBar::valueChanged, this,
                                [&] { mostInstancesShown = std::max(mostInstancesShown, bar->maximum()); });
-    Heartbeat heartbeat;
+    EventLoopWatch heartbeat(50);
     QTest::mouseClick(button("pacsOpen"), Qt::LeftButton);
     QVERIFY(dialog()->isBusy());
     QVERIFY(button("pacsCancel")->isEnabled());
@@ -262,7 +243,7 @@ class PacsStudioTest : public QObject {
                qPrintable(QString("slice view %1: %2 bright and %3 dark pixels of 1024").arg(axis).arg(bright).arg(dark)));
     }
     window_->grab().save(artifactPath("pacs-opened-series.png"));
-    QVERIFY2(heartbeat.maxGapMs() < 500, qPrintable(QString("the event loop stalled %1 ms").arg(heartbeat.maxGapMs())));
+    QVERIFY2(heartbeat.longestStallMs() < 500, qPrintable("the event loop stalled: " + heartbeat.summary()));
   }
 
   void cancelledRetrieveKeepsNothing() {
@@ -286,7 +267,7 @@ class PacsStudioTest : public QObject {
 
   void unreachableServerAndWrongAeTitleShowTheErrorWhileTheUiRuns() {
     const int closedPort = test::freeLoopbackPort();
-    Heartbeat heartbeat;
+    EventLoopWatch heartbeat(50);
     const QString unreachable = QString("ORTHANCTEST@127.0.0.1:%1").arg(closedPort);
     const QList<QVariant> refused = findOn(unreachable, QString());
     QVERIFY(!refused.isEmpty());
@@ -302,8 +283,7 @@ class PacsStudioTest : public QObject {
     QVERIFY(!rejected[0].toBool());
     QVERIFY2(dialog()->statusText().contains("rejected the association") && dialog()->statusText().contains(kCallingAe),
              qPrintable(dialog()->statusText()));
-    QVERIFY2(heartbeat.beats() > 0 && heartbeat.maxGapMs() < 500,
-             qPrintable(QString("the event loop stalled %1 ms (%2 beats)").arg(heartbeat.maxGapMs()).arg(heartbeat.beats())));
+    QVERIFY2(heartbeat.ticks() > 0 && heartbeat.longestStallMs() < 500, qPrintable("the event loop stalled: " + heartbeat.summary()));
     QCoreApplication::processEvents();  // the status label's new height laid out
     dialog()->grab().save(artifactPath("pacs-dialog-error.png"));
     dialog()->close();
@@ -334,14 +314,14 @@ class PacsStudioTest : public QObject {
     QVERIFY2(window_->sendMaskAction()->isEnabled(), qPrintable(window_->maskSender()->whyNot()));
 
     QSignalSpy finished(window_->maskSender(), &MaskToPacsSender::finished);
-    Heartbeat heartbeat;
+    EventLoopWatch heartbeat(50);
     window_->maskSender()->send(QString::fromStdString(orthanc_->server()));
     QVERIFY(!window_->sendMaskAction()->isEnabled());  // one send at a time
     QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 60000);
     QVERIFY2(finished[0][0].toBool(), qPrintable(finished[0][1].toString()));
     QVERIFY2(window_->statusBar()->currentMessage().contains("mask sent"), qPrintable(window_->statusBar()->currentMessage()));
     QVERIFY(window_->sendMaskAction()->isEnabled());
-    QVERIFY2(heartbeat.maxGapMs() < 500, qPrintable(QString("the event loop stalled %1 ms").arg(heartbeat.maxGapMs())));
+    QVERIFY2(heartbeat.longestStallMs() < 500, qPrintable("the event loop stalled: " + heartbeat.summary()));
 
     // Orthanc holds a SEG series in the study, referencing the series the mask was drawn on.
     const json series = json::parse(orthanc_->get("/series?expand"));

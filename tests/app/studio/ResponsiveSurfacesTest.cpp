@@ -23,7 +23,6 @@
 #include <fstream>
 #include <map>
 #include <random>
-#include <time.h>
 #include <thread>
 
 #include "app/render/LabelSurfaces.h"
@@ -35,8 +34,10 @@
 #include "app/studio/ViewerDocument.h"
 #include "app/studio/VtkOpenGLWidget.h"
 #include "core/io/ImageIO.h"
+#include "support/EventLoopWatch.h"
 
 using namespace medseg;
+using medseg::test::EventLoopWatch;
 using namespace medseg::studio;
 
 namespace {
@@ -154,45 +155,6 @@ int maskColouredPixels(const QImage& image, const std::map<int, LabelStyle>& sty
   return count;
 }
 
-// How long the event loop goes without serving a 20 ms timer: the UI's responsiveness. Also how
-// much of the worst gap this (GUI) thread spent on the CPU: near the gap, the GUI thread itself was
-// busy; far below it, the thread was waiting for a core (other processes on a loaded machine).
-class Heartbeat {
- public:
-  Heartbeat() {
-    QObject::connect(&timer_, &QTimer::timeout, [this] {
-      const qint64 gap = clock_.restart();
-      const qint64 cpu = threadCpuMs();
-      if (gap > maxGapMs_) {
-        maxGapMs_ = gap;
-        maxGapCpuMs_ = cpu - lastCpuMs_;
-      }
-      lastCpuMs_ = cpu;
-      ++beats_;
-    });
-    clock_.start();
-    lastCpuMs_ = threadCpuMs();
-    timer_.start(20);
-  }
-  // Includes the gap still open now.
-  qint64 maxGapMs() const { return std::max(maxGapMs_, clock_.elapsed()); }
-  qint64 maxGapCpuMs() const { return maxGapCpuMs_; }
-  int beats() const { return beats_; }
-
- private:
-  static qint64 threadCpuMs() {
-    timespec now{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
-    return static_cast<qint64>(now.tv_sec) * 1000 + now.tv_nsec / 1000000;
-  }
-  QTimer timer_;
-  QElapsedTimer clock_;
-  qint64 maxGapMs_ = 0;
-  qint64 maxGapCpuMs_ = 0;
-  qint64 lastCpuMs_ = 0;
-  int beats_ = 0;
-};
-
 // Runs the event loop until `done` or `timeoutMs`; returns whether `done` came true.
 template <typename Condition>
 bool serveEventsUntil(Condition done, int timeoutMs) {
@@ -238,7 +200,7 @@ class ResponsiveSurfacesTest : public QObject {
     SliceView* axial = window.sliceView(static_cast<int>(Axis::Axial));
     serveEventsFor(1000);  // the empty window's first frames (OpenGL set-up) are not what is measured
 
-    Heartbeat heartbeat;
+    EventLoopWatch heartbeat(20);
     QElapsedTimer clock;
     clock.start();
     QString error;
@@ -266,26 +228,23 @@ class ResponsiveSurfacesTest : public QObject {
              qPrintable(QString("%1 triangles, budget %2").arg(triangles).arg(view->surfaceOptions().triangleBudget)));
     serveEventsFor(500);  // a few frames of the finished scene
     // Before the test's own work on the pictures below, which blocks the loop by itself.
-    const qint64 worstGap = heartbeat.maxGapMs();
-    const qint64 worstGapCpu = heartbeat.maxGapCpuMs();
+    const qint64 worstStall = heartbeat.longestStallMs();
+    const QString loopSummary = heartbeat.summary();
     const QImage picture = view->grabFramebuffer();
     const qint64 shownMs = clock.elapsed();
     picture.save(artifactPath("responsive-surfaces-3d.png"));
     window.grab().save(artifactPath("responsive-surfaces-window.png"));
     const int coloured = maskColouredPixels(picture, window.document().labelStyles());
     const int64_t peak = peakResidentBytes();
-    qInfo("opened %lld ms, slices %lld ms, surfaces %lld ms (%lld triangles), picture %lld ms; worst event-loop gap "
-          "%lld ms (%lld ms of it on the CPU) over %d beats; peak RSS %.0f MB; %d mask-coloured pixels",
-          openedMs, slicesMs, surfacesMs, triangles, shownMs, worstGap, worstGapCpu, heartbeat.beats(),
-          peak / 1048576.0, coloured);
+    qInfo("opened %lld ms, slices %lld ms, surfaces %lld ms (%lld triangles), picture %lld ms; event loop: %s; "
+          "peak RSS %.0f MB; %d mask-coloured pixels",
+          openedMs, slicesMs, surfacesMs, triangles, shownMs, qPrintable(loopSummary), peak / 1048576.0, coloured);
     QVERIFY2(slicesMs < 10000, qPrintable(QString("slices after %1 ms").arg(slicesMs)));
     QVERIFY2(surfacesMs < 30000, qPrintable(QString("surfaces after %1 ms").arg(surfacesMs)));
     QVERIFY2(coloured > picture.width() * picture.height() / 100,
              qPrintable(QString("the 3-D view shows no label surface (%1 coloured pixels)").arg(coloured)));
     QVERIFY2(peak > 0 && peak < 1500LL * 1024 * 1024, qPrintable(QString("peak RSS %1 MB").arg(peak / 1048576.0)));
-    QVERIFY2(worstGap < 200, qPrintable(QString("the event loop stalled for %1 ms (%2 ms of it busy on the CPU)")
-                                            .arg(worstGap)
-                                            .arg(worstGapCpu)));
+    QVERIFY2(worstStall < 200, qPrintable("the event loop stalled: " + loopSummary));
   }
 
   // A second mask while the first is still being built: the first build stops, and only the second

@@ -17,6 +17,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 #include <cmath>
+#include <filesystem>
 
 #include "app/studio/LabelPanel.h"
 #include "app/studio/MainWindow.h"
@@ -25,6 +26,7 @@
 #include "app/studio/SurfaceView.h"
 #include "app/studio/ViewerDocument.h"
 #include "app/studio/VtkOpenGLWidget.h"
+#include "core/dataset/Dataset.h"
 #include "core/io/ImageIO.h"
 #include "core/io/LabelTable.h"
 #include "core/io/NonFiniteVoxels.h"
@@ -139,6 +141,51 @@ class StudioTest : public QObject {
         found = true;
       }
     QVERIFY(found);
+  }
+
+  // Tumour regions come from what the labels mean: the demo's spelling ("non-enhancing tumour" and
+  // MSD's own "non-enhancing tumor"), BraTS 2021's codes with enhancing as label 4, and a mask in a data
+  // set's labelsTr/ named by its dataset.json; an atlas gets no region rows.
+  void tumourRegionRowsFollowWhatTheLabelsMean() {
+    const auto regionRow = [](const QList<LabelStatisticsRow>& rows, const QString& prefix) -> long long {
+      for (const auto& row : rows)
+        if (row.name.startsWith(prefix)) return row.voxels;
+      return -1;
+    };
+    MainWindow window;
+    ImageVolume image = phantomImage();
+    window.document().setImage(image, "phantom");
+    const LabelVolume labels = phantomLabels(image);  // enhancing (3) is an 8^3 cube inside the others
+    for (const char* core : {"non-enhancing tumour", "non-enhancing tumor", "Non-Enhancing Tumor (2)"}) {
+      window.document().setLabels(labels, "labels", labelTableFromNames({{1, "edema"}, {2, core}, {3, "enhancing tumour"}}));
+      const auto rows = computeLabelStatistics(window.document());
+      QVERIFY2(regionRow(rows, "ET") == 512, core);
+      QVERIFY2(regionRow(rows, "WT") > regionRow(rows, "TC") && regionRow(rows, "TC") >= 512, core);
+    }
+    LabelVolume brats2021 = labels;  // 1 NCR/NET, 2 ED, 4 ET
+    for (auto& v : brats2021.data) v = v == 1 ? 2 : v == 2 ? 1 : v == 3 ? 4 : v;
+    window.document().setLabels(brats2021, "brats2021", labelTableFromNames({{1, "NCR/NET"}, {2, "ED"}, {4, "ET"}}));
+    QCOMPARE(regionRow(computeLabelStatistics(window.document()), "ET"), 512LL);
+    window.document().setLabels(labels, "atlas", labelTableFromNames({{1, "hippocampus"}, {2, "amygdala"}, {3, "putamen"}}));
+    QCOMPARE(regionRow(computeLabelStatistics(window.document()), "WT"), -1LL);
+
+    QTemporaryDir folder;
+    const std::filesystem::path root = folder.path().toStdString();
+    std::filesystem::create_directories(root / "labelsTr");
+    std::filesystem::create_directories(root / "imagesTr");
+    writeImage(image, root / "imagesTr/BRATS_001.nii.gz");
+    writeLabels(labels, root / "labelsTr/BRATS_001.nii.gz");
+    Dataset dataset;
+    dataset.root = root;
+    dataset.modalities = {"FLAIR", "T1w", "t1gd", "T2w"};
+    dataset.labels = {{0, "background"}, {1, "edema"}, {2, "non-enhancing tumor"}, {3, "enhancing tumour"}};
+    dataset.training.push_back({"BRATS_001", {root / "imagesTr/BRATS_001.nii.gz"}, root / "labelsTr/BRATS_001.nii.gz"});
+    writeMsdDatasetJson(dataset);
+    QString error;
+    QVERIFY2(window.openLabels(QString::fromStdString((root / "labelsTr/BRATS_001.nii.gz").string()), &error), qPrintable(error));
+    QCOMPARE(window.document().labelStyles().at(1).name, QString("edema"));
+    QCOMPARE(window.document().labelStyles().at(2).name, QString("non-enhancing tumor"));
+    QCOMPARE(regionRow(computeLabelStatistics(window.document()), "ET"), 512LL);
   }
 
   void surfaceViewIsNotBlank() {

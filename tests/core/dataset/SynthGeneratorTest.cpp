@@ -257,7 +257,7 @@ TEST(SynthGenerator, WritesAnMsdDatasetIndependentOfThreads) {
   EXPECT_EQ(a.modalities, (std::vector<std::string>{"FLAIR", "T1w", "t1gd", "T2w"}));
   EXPECT_EQ(a.labels.at(0), "background");
   EXPECT_EQ(a.labels.at(1), "edema");
-  EXPECT_EQ(a.labels.at(2), "non-enhancing tumor");
+  EXPECT_EQ(a.labels.at(2), "non-enhancing tumour");
   EXPECT_EQ(a.labels.at(3), "enhancing tumour");
   EXPECT_NE(a.description.find("seed 9"), std::string::npos) << a.description;
   ASSERT_EQ(a.training.size(), 3u);

@@ -48,6 +48,10 @@ TEST(PluginRegistry, FindsTheBuiltPluginsWithTheirKindsAndVersions) {
   EXPECT_NE(plugin.inference(), nullptr);
   EXPECT_EQ(plugin.training(), nullptr);
   EXPECT_TRUE(registry.find("region-growing")->manifest.abi.libtorch.empty());
+  // The plugin that runs MPI collectives records the host's MPI; the one that does not records none.
+  EXPECT_EQ(registry.find("unet3d")->manifest.abi.mpi, hostAbi().mpi);
+  EXPECT_FALSE(hostAbi().mpi.empty());
+  EXPECT_TRUE(registry.find("region-growing")->manifest.abi.mpi.empty());
   EXPECT_EQ(registry.find("region-growing")->state, PluginState::Loaded);
 }
 
@@ -57,6 +61,7 @@ TEST(PluginRegistry, RefusesOtherApiOrAbiBeforeOpeningAndLoadsTheRest) {
   copyPlugin(dir.path(), "newer-minor", [](nlohmann::json& m) { m["api_version"] = "1.99"; });
   copyPlugin(dir.path(), "other-compiler", [](nlohmann::json& m) { m["abi"]["compiler"] = "Clang 99"; });
   copyPlugin(dir.path(), "other-torch", [](nlohmann::json& m) { m["abi"]["libtorch"] = "2.11.0"; });
+  copyPlugin(dir.path(), "other-mpi", [](nlohmann::json& m) { m["abi"]["mpi"] = "MPICH 3.4"; });
   fs::create_directories(dir.path() / "broken-manifest");
   std::ofstream(dir.path() / "broken-manifest" / "manifest.json") << "{ not json";
   PluginRegistry registry({dir.path(), kBuilt});
@@ -74,6 +79,9 @@ TEST(PluginRegistry, RefusesOtherApiOrAbiBeforeOpeningAndLoadsTheRest) {
   const PluginEntry& torch = registry.entry("other-torch");
   EXPECT_NE(torch.reason.find("LibTorch 2.11.0"), std::string::npos) << torch.reason;
   EXPECT_NE(torch.reason.find("LibTorch " + hostAbi().libtorch), std::string::npos) << torch.reason;
+  const PluginEntry& mpi = registry.entry("other-mpi");
+  EXPECT_EQ(mpi.state, PluginState::Incompatible);
+  EXPECT_NE(mpi.reason.find("built against MPICH 3.4"), std::string::npos) << mpi.reason;
   // Refused, never loaded anyway; the error is the same reason.
   try {
     registry.load("future-api");

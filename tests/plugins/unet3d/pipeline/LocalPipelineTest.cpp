@@ -10,7 +10,7 @@
 #include "plugins/unet3d/pipeline/PipelineVerification.h"
 #include "core/util/Interrupt.h"
 
-namespace medseg::cluster {
+namespace medseg::unet3d {
 namespace {
 
 void expectEqualSteps(const StepSnapshot& reference, const StepSnapshot& pipeline, size_t parameters, const std::string& what) {
@@ -111,4 +111,4 @@ TEST(BlockProfiler, MeasuresEveryBlockAndFeedsThePartitioner) {
 }
 
 }  // namespace
-}  // namespace medseg::cluster
+}  // namespace medseg::unet3d

@@ -5,7 +5,7 @@
 #include "plugins/unet3d/pipeline/PipelinePartitioner.h"
 #include "core/util/Interrupt.h"
 
-namespace medseg::cluster {
+namespace medseg::unet3d {
 namespace {
 
 constexpr int64_t MiB = 1024 * 1024;
@@ -111,4 +111,4 @@ TEST(PipelinePartitioner, LargestPatchGrowsWithStages) {
 }
 
 }  // namespace
-}  // namespace medseg::cluster
+}  // namespace medseg::unet3d

@@ -11,12 +11,13 @@
 #include "plugins/unet3d/pipeline/PipelineTestConfig.h"
 #include "plugins/unet3d/nn/ModelCheckpoint.h"
 
-namespace medseg::cluster {
+namespace medseg::unet3d {
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-using test_support::runWorker;
+using cluster::test_support::runWorker;
+using cluster::ProcessResult;
 
 // The test network with explicit channels, so tasks on random tensors need no data set.
 fs::path writeConfig(const fs::path& file, const std::string& dtype = "float32") {
@@ -184,4 +185,4 @@ TEST(PipelineMpi, BenchCommandComparesOneProcessWithTwoStages) {
 }
 
 }  // namespace
-}  // namespace medseg::cluster
+}  // namespace medseg::unet3d

@@ -12,12 +12,13 @@
 #include "plugins/unet3d/pipeline/PipelineTestConfig.h"
 #include "plugins/unet3d/nn/ModelCheckpoint.h"
 
-namespace medseg::cluster {
+namespace medseg::unet3d {
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-using test_support::runWorker;
+using cluster::test_support::runWorker;
+using cluster::ProcessResult;
 
 const std::vector<std::string> kStopAfterNextStep{"--set", "max_minutes=1e-6"};
 
@@ -154,4 +155,4 @@ TEST(PipelineResume, ResumeWithAnotherLayoutNamesBothAndFreshStartsOver) {
 }
 
 }  // namespace
-}  // namespace medseg::cluster
+}  // namespace medseg::unet3d

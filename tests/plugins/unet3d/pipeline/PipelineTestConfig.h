@@ -8,7 +8,7 @@
 #include "support/TinyData.h"
 #include "plugins/unet3d/train/TrainConfig.h"
 
-namespace medseg::cluster::test {
+namespace medseg::unet3d::test {
 
 inline nlohmann::json pipelineTestDocument(bool deepSupervision = false) {
   return {{"seed", 5},
@@ -41,4 +41,4 @@ struct StepBounds {
 };
 inline constexpr StepBounds kFloat64StepBounds{5e-11, 1e-12, 1e-12, 1e-10, 1e-12};
 
-}  // namespace medseg::cluster::test
+}  // namespace medseg::unet3d::test

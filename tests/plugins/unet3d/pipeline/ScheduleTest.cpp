@@ -8,7 +8,7 @@
 #include "plugins/unet3d/pipeline/PipelineSchedule.h"
 #include "core/util/Interrupt.h"
 
-namespace medseg::cluster {
+namespace medseg::unet3d {
 namespace {
 
 // Executes all stages' op lists with the pipeline's data dependencies; false if it gets stuck.
@@ -75,4 +75,4 @@ TEST(PipelineSchedule, OneForwardOneBackwardBoundsActivationsAndNeverDeadlocks) 
 }
 
 }  // namespace
-}  // namespace medseg::cluster
+}  // namespace medseg::unet3d

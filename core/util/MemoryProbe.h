@@ -1,5 +1,5 @@
 #pragma once
-// Memory of this process as the pipeline's profiler and benchmark see it (Linux/glibc):
+// Memory of this process as the benchmarks and the pipeline's profiler measure it (Linux/glibc):
 //  - live heap bytes (mallinfo2: in-use arena chunks + mmapped chunks), exact and independent of
 //    what the allocator caches — the activations a block keeps are the live bytes it adds;
 //  - resident set size now and its peak (VmRSS / VmHWM in /proc/self/status); the peak can be reset
@@ -12,7 +12,7 @@
 // steady state (32 MiB, the ceiling of its dynamic threshold).
 #include <cstdint>
 
-namespace medseg::cluster {
+namespace medseg {
 
 int64_t liveHeapBytes();
 int64_t residentBytes();
@@ -22,4 +22,4 @@ int64_t lifetimePeakResidentBytes();  // getrusage(RUSAGE_SELF).ru_maxrss
 void mapLargeAllocations(int64_t thresholdBytes = int64_t{1} << 20);
 void restoreLargeAllocations();
 
-}  // namespace medseg::cluster
+}  // namespace medseg

@@ -1,4 +1,4 @@
-#include "plugins/unet3d/pipeline/ProcessMemory.h"
+#include "core/util/MemoryProbe.h"
 
 #include <malloc.h>
 #include <sys/resource.h>
@@ -21,7 +21,7 @@
 extern "C" size_t __sanitizer_get_current_allocated_bytes();
 #endif
 
-namespace medseg::cluster {
+namespace medseg {
 namespace {
 
 int64_t statusKilobytes(const char* field) {
@@ -72,4 +72,4 @@ void restoreLargeAllocations() {
   mallopt(M_TRIM_THRESHOLD, 64 << 20);
 }
 
-}  // namespace medseg::cluster
+}  // namespace medseg
