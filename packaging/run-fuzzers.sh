@@ -8,7 +8,7 @@
 #   bash packaging/run-fuzzers.sh [--seconds N] [--jobs J] [Name ...]
 #     --seconds N  run time per fuzzer (default 60)
 #     --jobs J     parallel compile jobs for the build (default 1: the fuzz build shares the machine)
-#     Name         only these fuzzers: DatasetJson TrainConfig CheckpointMetadata ResultsJournal ImageHeader
+#     Name         only these fuzzers: DatasetJson TrainConfig CheckpointMetadata ResultsJournal ImageHeader TorchPickle
 # Reproduce one input: build/fuzz/bin/<Name>Fuzzer FILE
 set -euo pipefail
 
@@ -28,9 +28,9 @@ done
 
 cd "$(dirname "$0")/.."
 # Fuzzer name -> corpus folder (the names in tests/fuzz/FuzzTargets.h).
-declare -A corpus=([DatasetJson]=dataset-json [TrainConfig]=train-config [CheckpointMetadata]=checkpoint-metadata
+declare -A corpus=([DatasetJson]=dataset-json [TrainConfig]=train-config [CheckpointMetadata]=checkpoint-metadata [TorchPickle]=torch-pickle
                    [ResultsJournal]=results-journal [ImageHeader]=image-header)
-all=(DatasetJson TrainConfig CheckpointMetadata ResultsJournal ImageHeader)
+all=(DatasetJson TrainConfig CheckpointMetadata ResultsJournal ImageHeader TorchPickle)
 [ ${#selected[@]} -gt 0 ] || selected=("${all[@]}")
 for name in "${selected[@]}"; do
   [ -n "${corpus[$name]:-}" ] || { echo "run-fuzzers.sh: no fuzzer '$name' (have: ${all[*]})" >&2; exit 2; }

@@ -46,13 +46,22 @@ InferencePanel::InferencePanel(ViewerDocument& document, QWidget* parent)
   runButton_->setObjectName("inferenceRun");
   saveButton_->setObjectName("inferenceSave");
   seedsLabel_->setObjectName("inferenceSeeds");
-  model_->setPlaceholderText(tr("best.pt, checkpoint.pt, a TorchScript .pt with its .json, or a MONAI bundle"));
+  model_->setPlaceholderText(tr("best.pt, checkpoint.pt, a TorchScript .pt with its .json, a MONAI bundle or an nnU-Net model folder"));
   for (const plugin::PluginEntry* entry : registry_.usable(plugin::PluginKind::Infer))
     plugin_->addItem(QString::fromStdString(entry->manifest.name + " (" + entry->manifest.id + ")"),
                      QString::fromStdString(entry->manifest.id));
   auto* form = new QFormLayout;
   form->addRow(tr("Plugin"), plugin_);
   modelRow_ = withBrowseButton(model_, false, tr("Models (*.pt *.pth *.ts);;All files (*)"), this);
+  // Some models are folders (an nnU-Net trained-model folder, a MONAI bundle): chosen as folders.
+  auto* chooseFolder = new QPushButton(tr("Folder…"), modelRow_);
+  chooseFolder->setObjectName("inferenceModelFolder");
+  chooseFolder->setToolTip(tr("Choose a model folder: an nnU-Net trained model (plans.json, fold_N/) or a MONAI bundle"));
+  modelRow_->layout()->addWidget(chooseFolder);
+  connect(chooseFolder, &QPushButton::clicked, this, [this] {
+    const QString chosen = QFileDialog::getExistingDirectory(this, tr("Model folder"), model_->text());
+    if (!chosen.isEmpty()) model_->setText(chosen);
+  });
   form->addRow(tr("Model"), modelRow_);
   auto* seeds = new QHBoxLayout;
   seeds->addWidget(seedsLabel_, 1);

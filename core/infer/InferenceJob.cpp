@@ -104,10 +104,12 @@ bool isBadInput(const std::exception& e) {
 }  // namespace
 
 nlohmann::json InferenceSummary::toJson() const {
-  return {{"plugin", plugin},        {"model", model.string()},   {"model_kind", modelKind},
-          {"model_preparation", modelPreparation}, {"precision", precision}, {"device", device},
-          {"targets", targets},      {"cases", cases},            {"succeeded", succeeded},
-          {"failed", failed},        {"failures_bad_input", failuresAreBadInput}, {"seconds", seconds}};
+  nlohmann::json out = {{"plugin", plugin},        {"model", model.string()},   {"model_kind", modelKind},
+                        {"model_preparation", modelPreparation}, {"precision", precision}, {"device", device},
+                        {"targets", targets},      {"cases", cases},            {"succeeded", succeeded},
+                        {"failed", failed},        {"failures_bad_input", failuresAreBadInput}, {"seconds", seconds}};
+  if (!modelDetails.empty()) out["model_details"] = modelDetails;
+  return out;
 }
 
 plugin::InferenceSetup inferenceSetup(const InferenceOptions& o, const plugin::PluginManifest& manifest) {
@@ -156,6 +158,9 @@ InferenceSummary runInference(const InferenceOptions& o, plugin::PluginRegistry&
   summary.modelPreparation = described.value("model_preparation", std::string());
   summary.device = described.value("device", std::string("cpu"));
   summary.targets = described.value("targets", std::string("labels"));
+  for (const auto& [key, value] : described.items())
+    if (key != "model_kind" && key != "precision" && key != "model_preparation" && key != "device" && key != "targets")
+      summary.modelDetails[key] = value;
   reporter.log("plugin " + id + (o.model.empty() ? std::string() : ", model " + o.model.string()) + " (" +
                summary.modelKind + (summary.modelPreparation.empty() ? "" : ", " + summary.modelPreparation) +
                (summary.precision.empty() ? "" : ", " + summary.precision) + ", " + summary.targets + ") on " +

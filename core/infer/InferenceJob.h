@@ -31,13 +31,15 @@ struct InferenceSummary {
   std::string precision;         // PrecisionChoice::description: "fp32", "bf16 (auto: ...)", ...
   std::string device;
   std::string targets;    // "labels" or "regions"
+  // What else the plugin's describe() says of its model (a bundle's name, an nnU-Net model's folds ...).
+  nlohmann::json modelDetails = nlohmann::json::object();
   nlohmann::json cases = nlohmann::json::array();  // per case: case, status ok|failed, output, volumes_ml, ...
   int64_t succeeded = 0;
   int64_t failed = 0;
   bool failuresAreBadInput = true;  // every failed case failed on its input (unreadable, wrong channels)
   double seconds = 0.0;
   // {"plugin", "model", "model_kind", "model_preparation", "precision", "device", "targets", "cases", "succeeded", "failed",
-  //  "failures_bad_input", "seconds"}: the fields of `medseg infer`'s result event.
+  //  "failures_bad_input", "seconds"}, and "model_details" when there are any: the fields of `medseg infer`'s result event.
   nlohmann::json toJson() const;
 };
 

@@ -65,7 +65,8 @@ INSTANTIATE_TEST_SUITE_P(Targets, FuzzCorpus,
                                            TargetCase{kTrainConfig, &trainConfig, 4},
                                            TargetCase{kCheckpointMetadata, &checkpointMetadata, 3},
                                            TargetCase{kResultsJournal, &resultsJournal, 3},
-                                           TargetCase{kImageHeader, &imageHeader, 5}),
+                                           TargetCase{kImageHeader, &imageHeader, 5},
+                                           TargetCase{kTorchPickle, &torchPickle, 4}),
                          [](const ::testing::TestParamInfo<TargetCase>& info) {
                            std::string name = info.param.name;
                            std::replace(name.begin(), name.end(), '-', '_');

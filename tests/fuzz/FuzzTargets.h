@@ -28,6 +28,7 @@ inline constexpr const char* kTrainConfig = "train-config";
 inline constexpr const char* kCheckpointMetadata = "checkpoint-metadata";
 inline constexpr const char* kResultsJournal = "results-journal";
 inline constexpr const char* kImageHeader = "image-header";
+inline constexpr const char* kTorchPickle = "torch-pickle";
 
 // dataset.json text for a scratch data-set folder (with imagesTr/labelsTr files and an escaping link).
 void datasetJson(const uint8_t* data, size_t size);
@@ -40,6 +41,8 @@ void resultsJournal(const uint8_t* data, size_t size);
 // An image file (NIfTI, gzip NIfTI, NRRD or MetaImage by its first bytes): header, voxels, labels and
 // the raw NaN/Inf scan of `dataset check`.
 void imageHeader(const uint8_t* data, size_t size);
+// The pickle of a PyTorch checkpoint (data.pkl) through the nnU-Net plugin's restricted unpickler.
+void torchPickle(const uint8_t* data, size_t size);
 
 // A target's own check failed: never thrown by a parser, so it escapes like any other bug.
 class InvariantViolation : public std::logic_error {

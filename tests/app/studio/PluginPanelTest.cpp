@@ -180,6 +180,34 @@ class PluginPanelTest : public QObject {
     QCOMPARE(labelled(window_->document().labels(), 1), tumourVoxels_);
   }
 
+  // An nnU-Net trained-model folder (made by nnU-Net v2.5.2, tests/data/nnunet) picked in the inference
+  // dock segments the open case as nnU-Net's own predictor did, and its labels open with their names.
+  void nnunetModelFolderSegmentsTheOpenCase() {
+    const QString data = MEDSEG_SOURCE_DIR "/tests/data/nnunet/";
+    QString error;
+    QVERIFY2(window_->openImage(data + "cases/msd/caseB.nii.gz", &error), qPrintable(error));
+    InferencePanel* panel = window_->inferencePanel();
+    QVERIFY(panel->setPlugin("nnunet"));
+    QVERIFY(panel->findChild<QPushButton*>("inferenceModelFolder"));  // model folders are chosen as folders
+    panel->setModel(data + "models/Dataset912_SynthBraTSLabels/nnUNetTrainer__nnUNetPlansSmall__3d_fullres");
+    auto* mirror = qobject_cast<QCheckBox*>(panel->parameterForm()->editor("mirror"));
+    QVERIFY(mirror);
+    QVERIFY(mirror->isChecked());  // nnU-Net's default
+    mirror->setChecked(false);
+    QVERIFY(panel->parameterForm()->assignments().contains("mirror=false"));
+    QString message;
+    QVERIFY2(runPanel(panel, &message), qPrintable(message));
+    const LabelVolume mine = window_->document().labels();
+    const LabelVolume theirs = readLabels((data + "predictions/912_plain_f0f1/nomirror/caseB.nii.gz").toStdString());
+    QCOMPARE(mine.size, theirs.size);
+    int64_t differing = 0;
+    for (size_t v = 0; v < mine.data.size(); ++v) differing += mine.data[v] != theirs.data[v];
+    QVERIFY2(differing <= 5, qPrintable(QString("%1 voxels differ from nnU-Net's").arg(differing)));
+    QVERIFY(labelled(mine, 1) > 0);
+    QCOMPARE(window_->document().labelStyles().at(1).name, QString("edema"));
+    QVERIFY(window_->grab().save(scratch_.filePath("nnunet.png")));
+  }
+
   void cleanupTestCase() { window_.reset(); }
 };
 

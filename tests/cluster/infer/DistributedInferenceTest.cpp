@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include <chrono>
+#include <fstream>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -15,6 +16,7 @@
 #include "cluster/parallel/MpiTestSupport.h"
 #include "cluster/submit/Process.h"
 #include "cluster/submit/RunDirectory.h"
+#include "core/io/ImageIO.h"
 #include "core/util/AtomicFile.h"
 #include "support/ProcessTable.h"
 #include "support/TestSupport.h"
@@ -140,6 +142,50 @@ TEST_F(DistributedInference, MasksMatchMedsegInferAndMetricsMatchMedsegEvaluate)
   const auto human = test::runMedseg({"runs", "--run-dir", root.string(), "show", "infer"});
   EXPECT_NE(human.output.find("masks    3\n  BRATS_001"), std::string::npos) << human.output;
   EXPECT_NE(human.output.find(" WT "), std::string::npos) << human.output;
+}
+
+// A cohort segmented on 2 ranks with an nnU-Net trained-model folder (tests/data/nnunet, made by nnU-Net
+// v2.5.2): the folder picks the nnunet plugin, and each mask is nnU-Net's own but for near ties.
+TEST_F(DistributedInference, NnunetModelFolderSegmentsACohortOnTwoRanks) {
+  const fs::path fixtures = fs::path(MEDSEG_SOURCE_DIR) / "tests/data/nnunet";
+  const fs::path data = *scratch_ / "nnunet-cohort";
+  fs::create_directories(data / "imagesTr");
+  fs::create_directories(data / "labelsTr");
+  for (const std::string id : {"caseA", "caseB", "caseC"}) {
+    for (int c = 0; c < 4; ++c) {
+      const std::string file = id + "_000" + std::to_string(c) + ".nii.gz";
+      fs::copy_file(fixtures / "cases/raw" / file, data / "imagesTr" / file);
+    }
+    fs::copy_file(fixtures / "cases/labels" / (id + ".nii.gz"), data / "labelsTr" / (id + ".nii.gz"));
+  }
+  std::ofstream(data / "dataset.json") << json{{"channel_names", {{"0", "FLAIR"}, {"1", "T1w"}, {"2", "t1gd"}, {"3", "T2w"}}},
+                                               {"labels", {{"background", 0}, {"edema", 1}, {"non-enhancing tumor", 2}, {"enhancing tumor", 3}}},
+                                               {"numTraining", 3},
+                                               {"file_ending", ".nii.gz"}}
+                                                  .dump(1);
+  const fs::path model = fixtures / "models/Dataset912_SynthBraTSLabels/nnUNetTrainer__nnUNetPlansSmall__3d_fullres";
+  const auto root = *scratch_ / "runs";
+  const auto submitted = test::runMedseg({"submit", "--backend", "local", "--mode", "infer", "-n", "2", "--model", model.string(),
+                                          "--data", data.string(), "--subset", "training", "--run-dir", root.string(),
+                                          "--name", "nnunet", "--wait"});
+  const fs::path run = root / "nnunet";
+  ASSERT_EQ(submitted.exitCode, 0) << submitted.output << readTextFile(run / "logs" / "launcher.err");
+  EXPECT_EQ(json::parse(readTextFile(run / "metrics.json"))["plugin"], "nnunet");
+  EXPECT_EQ(maskNames(run / "masks"), (std::set<std::string>{"caseA.nii.gz", "caseB.nii.gz", "caseC.nii.gz"}));
+  for (const std::string id : {"caseA", "caseB", "caseC"}) {
+    const LabelVolume mine = readLabels(run / "masks" / (id + ".nii.gz"));
+    const LabelVolume theirs = readLabels(fixtures / "predictions/912_plain_f0f1/mirror" / (id + ".nii.gz"));
+    ASSERT_EQ(mine.data.size(), theirs.data.size()) << id;
+    int64_t differing = 0;
+    for (size_t v = 0; v < mine.data.size(); ++v) differing += mine.data[v] != theirs.data[v];
+    EXPECT_LE(differing, 5) << id << ": near ties only";
+  }
+  const std::set<int> ranks = [&] {
+    std::set<int> seen;
+    for (const auto& p : lines(run / "progress.jsonl")) seen.insert(p.value("rank", -1));
+    return seen;
+  }();
+  EXPECT_EQ(ranks.size(), 2u) << "both ranks segmented";
 }
 
 TEST_F(DistributedInference, KilledRunResumedSegmentsOnlyTheMissingCases) {
