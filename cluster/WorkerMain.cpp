@@ -15,13 +15,15 @@
 //                [--model FILE --cases N --infer-size X,Y,Z --roi R --overlap F --skip-sliding]
 // infer: the data set's cases segmented with a trained model, dealt to the ranks largest first, into
 // DIR/masks/, with DIR/metrics.csv against the labels (cluster/infer/DistributedInference.h):
-//   --mode infer --model FILE --data DIR [--subset test|training|all] [--whole-volume] [--roi R --overlap F]
+//   --mode infer --model FILE_OR_FOLDER --data DIR [--subset test|training|all] [--whole-volume] [--roi R --overlap F]
+//                [--set NAME=VALUE ...: the inference plugin's parameters, `medseg plugins info ID`]
 // Every rank except in model mode takes its device by local rank (cluster/parallel/DevicePlacement.h:
 // --device, else the config's device, else auto) and logs it to DIR/logs/placement.jsonl. When DIR is
 // a run folder made by `medseg submit` (run.json), rank 0 marks it running, then finished or failed.
 // In experiment mode on the CPU each trial worker of a node is pinned to its own block of the node's
 // CPUs (pinTrialWorker).
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include <CLI/CLI.hpp>
@@ -32,6 +34,7 @@
 #include "cluster/parallel/ExperimentSearch.h"
 #include "cluster/parallel/MpiEnvironment.h"
 #include "cluster/submit/RunDirectory.h"
+#include "core/infer/InferenceJob.h"
 #include "core/plugin/PluginRegistry.h"
 #include "core/util/AtomicFile.h"
 #include "core/util/ConfigDocument.h"
@@ -62,7 +65,7 @@ struct ModelModeOptions {
   std::string model;
   int64_t cases = 1;
   std::vector<int64_t> inferSize, roi;
-  double overlap = 0.5;
+  std::optional<double> overlap;  // unset: the plugin's own default
   bool skipSliding = false;
 };
 
@@ -175,7 +178,7 @@ nlohmann::json pipelineParameters(const WorkerOptions& o, const std::vector<std:
           {"device", m.device},   {"local_stages", m.localStages}, {"profile_edge", m.profileEdge},
           {"bench_steps", m.benchSteps}, {"fit_stages", m.maxFitStages}, {"fit_max_edge", m.maxFitEdge},
           {"model", m.model},     {"data", o.data},             {"cases", m.cases},
-          {"infer_size", m.inferSize}, {"roi", m.roi},          {"overlap", m.overlap},
+          {"infer_size", m.inferSize}, {"roi", m.roi},          {"overlap", m.overlap.value_or(0.5)},
           {"skip_sliding", m.skipSliding}};
 }
 
@@ -254,9 +257,17 @@ int run(const WorkerOptions& o, const MpiEnvironment& mpi) {
     options.inference.model = o.model.model;
     options.inference.input = o.data;
     options.inference.subset = o.subset;
-    if (o.wholeVolume) options.inference.parameters["whole_volume"] = true;
-    if (!o.model.roi.empty()) options.inference.parameters["roi"] = o.model.roi;
-    options.inference.parameters["overlap"] = o.model.overlap;
+    // Only what was asked for: each plugin has its own parameters and defaults (--set NAME=VALUE for any).
+    auto& parameters = options.inference.parameters;
+    if (o.wholeVolume) parameters["whole_volume"] = true;
+    if (!o.model.roi.empty()) parameters["roi"] = o.model.roi;
+    if (o.model.overlap) parameters["overlap"] = *o.model.overlap;
+    const std::string pluginId = inferencePluginId(options.inference, plugins);
+    for (const auto& assignment : o.overrides) {
+      auto [name, value] = plugins.entry(pluginId).manifest.inferParameters.parseAssignment(
+          assignment, "plugin " + pluginId + "'s infer parameters");
+      parameters[name] = value;
+    }
     options.inference.threads = static_cast<int>(defaultThreads(mpi));
     options.inference.device = placeThisRank(mpi, o.device.empty() ? "auto" : o.device, runDir);
     const DistributedInferenceResult result = runDistributedInference(options, reporter);
@@ -296,7 +307,7 @@ int main(int argc, char** argv) {
   app.add_option("--config", o.config, "Training config (YAML/JSON; search section for experiment mode); not for infer");
   app.add_option("--data", o.data, "Data-set folder (overrides the config's data)");
   app.add_option("--group-size", o.groupSize, "Experiment mode: ranks per trial")->check(CLI::PositiveNumber);
-  app.add_option("--set", o.overrides, "Config override key=value (repeatable)");
+  app.add_option("--set", o.overrides, "Config override key=value (repeatable); infer mode: a plugin parameter NAME=VALUE");
   app.add_option("--bucket-mb", o.bucketMb, "Gradient bucket size in MiB")->check(CLI::PositiveNumber);
   app.add_flag("--no-overlap", o.noOverlap, "Reduce gradients after backward instead of during it");
   app.add_flag("--json", o.json, "JSON-lines output on rank 0");

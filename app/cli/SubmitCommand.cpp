@@ -192,7 +192,7 @@ void addSubmit(CLI::App& parent, CliContext& context) {
                   "rank r takes cuda:(local rank mod GPUs)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--device", o->spec.device, "Device of every rank: auto, cpu, cuda or cuda:N (default: the config's, else auto)");
-  cmd->add_option("--model", o->spec.modelPath, "Infer mode: trained model (best.pt, checkpoint.pt or TorchScript)");
+  cmd->add_option("--model", o->spec.modelPath, "Infer mode: trained model (best.pt, checkpoint.pt, TorchScript, a MONAI bundle or an nnU-Net model folder)");
   cmd->add_option("--subset", o->spec.subset, "Infer mode: cases of --data to segment: test, training or all")
       ->check(CLI::IsMember({"test", "training", "all"}))
       ->capture_default_str();

@@ -64,8 +64,11 @@ void validateRunInputs(const RunSpec& spec) {
   std::error_code ec;
   if (!spec.configPath.empty() && !std::filesystem::is_regular_file(spec.configPath, ec))
     throw InputError("--config " + spec.configPath + " is not a readable file");
-  if (spec.mode == RunMode::Infer && !std::filesystem::is_regular_file(spec.modelPath, ec))
-    throw InputError("--model " + spec.modelPath + " is not a readable file (best.pt, checkpoint.pt or a TorchScript file)");
+  // Models are files (best.pt, TorchScript) or folders (a MONAI bundle, an nnU-Net trained-model folder).
+  if (spec.mode == RunMode::Infer && !std::filesystem::is_regular_file(spec.modelPath, ec) &&
+      !std::filesystem::is_directory(spec.modelPath, ec))
+    throw InputError("--model " + spec.modelPath + " is neither a model file (best.pt, checkpoint.pt, TorchScript) nor a "
+                     "model folder (a MONAI bundle, an nnU-Net trained-model folder)");
 }
 
 void requireDataFolder(const RunSpec& spec) {

@@ -55,7 +55,7 @@ void RunSpec::validate() const {
   if (!account.empty() && !isPlainToken(account))
     throw InputError("account: only letters, digits, '.', '_' and '-' are allowed, found \"" + account + "\"");
   if (mode == RunMode::Infer) {
-    if (modelPath.empty()) throw InputError("infer mode: a trained model is required (--model FILE)");
+    if (modelPath.empty()) throw InputError("infer mode: a trained model is required (--model FILE or FOLDER)");
     if (dataPath.empty()) throw InputError("infer mode: the data set to segment is required (--data DIR)");
     if (subset != "test" && subset != "training" && subset != "all")
       throw InputError("subset: expected test, training or all, found \"" + subset + "\"");

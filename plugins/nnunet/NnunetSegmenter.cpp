@@ -65,6 +65,7 @@ NnunetRunOptions NnunetRunOptions::fromParameters(const nlohmann::json& given) {
   o.gaussian = p.value("gaussian", o.gaussian);
   o.wholeVolume = p.value("whole_volume", o.wholeVolume);
   o.precision = p.value("precision", o.precision);
+  o.passBatch = p.value("pass_batch", o.passBatch);
   if (!(o.tileStepSize > 0 && o.tileStepSize <= 1)) throw InputError("tile_step_size must be in (0, 1]");
   return o;
 }
@@ -118,6 +119,17 @@ NnunetSegmenter::NnunetSegmenter(const plugin::InferenceSetup& setup)
     networks_.push_back(network);
   }
   if (options_.mirror && allowedAxes) mirrorAxes_ = *allowedAxes;
+  passBatch_ = options_.passBatch > 0 ? options_.passBatch
+                                      : fastestPassBatch(forwardOf(networks_.front()), static_cast<int64_t>(model_.channelNames.size()),
+                                                         configuration_.patchSize, 16);
+}
+
+NetworkForward NnunetSegmenter::forwardOf(const NnunetNetwork& network) const {
+  return [net = NnunetNetwork(network), this](const torch::Tensor& x) mutable {
+    c10::InferenceMode inferenceMode;
+    Bf16Autocast autocast(device_, bf16_);
+    return net->forward(x.to(device_)).to(torch::kCPU, torch::kFloat);
+  };
 }
 
 nlohmann::json NnunetSegmenter::describe() const {
@@ -135,6 +147,7 @@ nlohmann::json NnunetSegmenter::describe() const {
             {"checkpoint", options_.checkpoint},
             {"mirror_axes", mirrorAxes_},
             {"tile_step_size", options_.tileStepSize},
+            {"pass_batch", passBatch_},
             {"whole_volume", options_.wholeVolume}}}};
 }
 
@@ -147,6 +160,7 @@ SlidingWindowSettings NnunetSegmenter::windowSettings() const {
   window.wholeVolume = options_.wholeVolume;
   window.sizeDivisor = networks_.front()->sizeDivisor();
   window.outputChannels = model_.labels.outputChannels();
+  window.passBatch = passBatch_;
   return window;
 }
 
@@ -156,10 +170,7 @@ torch::Tensor NnunetSegmenter::ensembleLogits(const torch::Tensor& data, plugin:
   const int64_t total = tiles * static_cast<int64_t>(networks_.size());
   torch::Tensor sum;
   for (size_t f = 0; f < networks_.size(); ++f) {
-    const NetworkForward forward = [network = networks_[f], this](const torch::Tensor& x) mutable {
-      Bf16Autocast autocast(device_, bf16_);
-      return network->forward(x.to(device_)).to(torch::kCPU, torch::kFloat);
-    };
+    const NetworkForward forward = forwardOf(networks_[f]);
     const auto progress = [&context, f, tiles, total](int64_t done, int64_t) {
       context.progress(static_cast<int64_t>(f) * tiles + done, total);
     };

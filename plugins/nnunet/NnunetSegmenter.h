@@ -25,6 +25,7 @@ struct NnunetRunOptions {
   bool gaussian = true;
   bool wholeVolume = false;
   std::string precision = "fp32";
+  int64_t passBatch = 0;                       // network passes a forward; 0: the fastest measured at load
   static NnunetRunOptions fromParameters(const nlohmann::json& parameters);
 };
 
@@ -40,6 +41,7 @@ class NnunetSegmenter : public plugin::Segmenter {
 
  private:
   SlidingWindowSettings windowSettings() const;
+  NetworkForward forwardOf(const NnunetNetwork& network) const;
   // The averaged float16 logits of every fold over the preprocessed case.
   torch::Tensor ensembleLogits(const torch::Tensor& data, plugin::RunContext& context) const;
 
@@ -49,6 +51,7 @@ class NnunetSegmenter : public plugin::Segmenter {
   std::vector<NnunetNetwork> networks_;  // one per fold
   std::vector<int> folds_;
   std::vector<int64_t> mirrorAxes_;      // the checkpoint's allowed axes when mirroring is on
+  int64_t passBatch_ = 1;
   torch::Device device_ = torch::kCPU;
   bool bf16_ = false;
   std::string precisionDescription_;

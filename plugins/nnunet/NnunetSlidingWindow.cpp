@@ -1,6 +1,7 @@
 #include "plugins/nnunet/NnunetSlidingWindow.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 #include "core/util/Interrupt.h"
@@ -10,14 +11,6 @@ namespace {
 
 using torch::indexing::Slice;
 using Index = std::vector<torch::indexing::TensorIndex>;
-
-// Tiles whose mirror flips go through the network together: all 8 flips of a small patch, fewer of
-// a large one, so a batch never holds much more than 2^21 voxels of activations per feature.
-int64_t flipsPerBatch(const std::vector<int64_t>& patch, size_t flips) {
-  int64_t voxels = 1;
-  for (int64_t edge : patch) voxels *= edge;
-  return std::clamp<int64_t>((int64_t{1} << 21) / std::max<int64_t>(voxels, 1), 1, static_cast<int64_t>(flips));
-}
 
 // itertools.combinations of the mirror axes, by size: (0,), (1,), (2,), (0, 1), (0, 2), (1, 2), (0, 1, 2).
 std::vector<std::vector<int64_t>> flipCombinations(const std::vector<int64_t>& axes) {
@@ -36,27 +29,28 @@ std::vector<std::vector<int64_t>> flipCombinations(const std::vector<int64_t>& a
   return combos;
 }
 
-// nnU-Net's _internal_maybe_mirror_and_predict: net(x), plus each flip's prediction flipped back,
-// summed in that order in float32 and divided by their number.
-torch::Tensor mirroredPrediction(const torch::Tensor& tile, const NetworkForward& network, const std::vector<int64_t>& mirrorAxes,
-                                 int64_t batch) {
+// The flips of a tile nnU-Net's _internal_maybe_mirror_and_predict runs: none, then each combination.
+std::vector<std::vector<int64_t>> mirrorFlips(const std::vector<int64_t>& mirrorAxes) {
   std::vector<std::vector<int64_t>> flips{{}};
   for (auto& combo : flipCombinations(mirrorAxes)) flips.push_back(combo);
-  std::vector<torch::Tensor> outputs;
-  for (size_t first = 0; first < flips.size(); first += static_cast<size_t>(batch)) {
-    const size_t last = std::min(flips.size(), first + static_cast<size_t>(batch));
-    std::vector<torch::Tensor> inputs;
-    for (size_t i = first; i < last; ++i) inputs.push_back(flips[i].empty() ? tile : torch::flip(tile, flips[i]));
-    const torch::Tensor out = network(inputs.size() == 1 ? inputs[0] : torch::cat(inputs, 0)).to(torch::kFloat);
-    for (size_t i = first; i < last; ++i) {
-      const torch::Tensor one = out.narrow(0, static_cast<int64_t>(i - first), 1);
-      outputs.push_back(flips[i].empty() ? one : torch::flip(one, flips[i]));
-    }
-  }
-  torch::Tensor sum = outputs[0].clone();
-  for (size_t i = 1; i < outputs.size(); ++i) sum += outputs[i];
+  return flips;
+}
+
+// net(x) plus each flip's prediction flipped back, summed in that order in float32 and divided by
+// their number, as nnU-Net does; `outputs` are the network's outputs for the flipped inputs, in order.
+torch::Tensor mirrorAverage(std::vector<torch::Tensor>& outputs, const std::vector<std::vector<int64_t>>& flips) {
+  torch::Tensor sum = outputs[0].to(torch::kFloat).clone();
+  for (size_t i = 1; i < outputs.size(); ++i) sum += torch::flip(outputs[i], flips[i]);
   if (outputs.size() > 1) sum /= static_cast<double>(outputs.size());
   return sum[0];
+}
+
+// One tile's (or the whole volume's) mirrored prediction, one pass at a time.
+torch::Tensor mirroredPrediction(const torch::Tensor& input, const NetworkForward& network, const std::vector<int64_t>& mirrorAxes) {
+  const auto flips = mirrorFlips(mirrorAxes);
+  std::vector<torch::Tensor> outputs;
+  for (const auto& flip : flips) outputs.push_back(network(flip.empty() ? input : torch::flip(input, flip)).to(torch::kFloat));
+  return mirrorAverage(outputs, flips);
 }
 
 // pad_nd_image(constant 0): the last patch.size() axes grown to at least the patch, centred (below
@@ -108,10 +102,10 @@ torch::Tensor wholeVolumeLogits(const torch::Tensor& data, const NetworkForward&
   if (s.patchSize.size() == 2) {
     std::vector<torch::Tensor> slices;
     for (int64_t d = 0; d < padded.size(1); ++d)
-      slices.push_back(mirroredPrediction(padded.select(1, d).unsqueeze(0), network, s.mirrorAxes, 1));
+      slices.push_back(mirroredPrediction(padded.select(1, d).unsqueeze(0), network, s.mirrorAxes));
     logits = torch::stack(slices, 1);
   } else {
-    logits = mirroredPrediction(padded.unsqueeze(0), network, s.mirrorAxes, 1);
+    logits = mirroredPrediction(padded.unsqueeze(0), network, s.mirrorAxes);
   }
   return logits.narrow(1, offsets[0], data.size(1)).narrow(2, offsets[1], data.size(2)).narrow(3, offsets[2], data.size(3))
       .to(torch::kHalf);
@@ -160,6 +154,33 @@ torch::Tensor gaussianImportanceMap(const std::vector<int64_t>& patchSize) {
   return map;
 }
 
+int64_t fastestPassBatch(const NetworkForward& network, int64_t channels, const std::vector<int64_t>& patchSize, int64_t most) {
+  torch::NoGradGuard noGrad;
+  int64_t voxels = 1;
+  for (int64_t edge : patchSize) voxels *= edge;
+  // Memory: a batch holds at most 2^22 voxels of activations per feature channel.
+  const int64_t limit = std::clamp<int64_t>((int64_t{1} << 22) / std::max<int64_t>(voxels, 1), 1, most);
+  std::vector<int64_t> shape{0, channels};
+  shape.insert(shape.end(), patchSize.begin(), patchSize.end());
+  const auto perPass = [&](int64_t batch) {
+    shape[0] = batch;
+    const torch::Tensor input = torch::randn(shape);
+    network(input);  // warm: the first pass of a shape builds the kernels' plans
+    const auto start = std::chrono::steady_clock::now();
+    network(input);
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / static_cast<double>(batch);
+  };
+  int64_t best = 1;
+  double bestTime = perPass(1);
+  for (int64_t batch = 2; batch <= limit; batch *= 2) {
+    const double time = perPass(batch);
+    if (time > 0.9 * bestTime) break;  // no clear gain: larger batches only cost memory
+    best = batch;
+    bestTime = time;
+  }
+  return best;
+}
+
 int64_t tileCount(const torch::Tensor& data, const SlidingWindowSettings& settings) {
   if (settings.wholeVolume) return 1;
   const auto padded = padToAtLeast(data, settings.patchSize).first;
@@ -181,14 +202,32 @@ torch::Tensor predictLogits(const torch::Tensor& data, const NetworkForward& net
   torch::Tensor logits = torch::zeros({s.outputChannels, shape[0], shape[1], shape[2]}, torch::kHalf);
   torch::Tensor weights = torch::zeros({shape[0], shape[1], shape[2]}, torch::kHalf);
   const torch::Tensor gaussian = s.gaussian ? gaussianImportanceMap(s.patchSize) : torch::ones(s.patchSize, torch::kHalf);
-  const int64_t batch = flipsPerBatch(s.patchSize, size_t{1} << s.mirrorAxes.size());
-  for (size_t t = 0; t < tiles.size(); ++t) {
+  // Every tile's flips are network passes, run `passBatch` at a time across tiles; each tile's
+  // prediction is added as soon as its last flip is in, in tile order, as nnU-Net adds them.
+  const auto flips = mirrorFlips(s.mirrorAxes);
+  const size_t passes = tiles.size() * flips.size(), batch = static_cast<size_t>(std::max<int64_t>(1, s.passBatch));
+  std::vector<torch::Tensor> outputs;
+  for (size_t first = 0; first < passes; first += batch) {
     throwIfInterrupted("nnU-Net sliding-window prediction");
-    torch::Tensor prediction = mirroredPrediction(padded.index(tiles[t]).unsqueeze(0), network, s.mirrorAxes, batch);
-    if (s.gaussian) prediction *= gaussian;
-    logits.index(tiles[t]).add_(prediction);
-    weights.index(withoutChannels(tiles[t])).add_(gaussian);
-    if (progress) progress(static_cast<int64_t>(t + 1), static_cast<int64_t>(tiles.size()));
+    const size_t last = std::min(passes, first + batch);
+    std::vector<torch::Tensor> inputs;
+    for (size_t p = first; p < last; ++p) {
+      const torch::Tensor tile = padded.index(tiles[p / flips.size()]).unsqueeze(0);
+      const auto& flip = flips[p % flips.size()];
+      inputs.push_back(flip.empty() ? tile : torch::flip(tile, flip));
+    }
+    const torch::Tensor out = network(inputs.size() == 1 ? inputs[0] : torch::cat(inputs, 0)).to(torch::kFloat);
+    for (size_t p = first; p < last; ++p) {
+      outputs.push_back(out.narrow(0, static_cast<int64_t>(p - first), 1));
+      if (outputs.size() < flips.size()) continue;
+      const size_t t = p / flips.size();
+      torch::Tensor prediction = mirrorAverage(outputs, flips);
+      outputs.clear();
+      if (s.gaussian) prediction *= gaussian;
+      logits.index(tiles[t]).add_(prediction);
+      weights.index(withoutChannels(tiles[t])).add_(gaussian);
+      if (progress) progress(static_cast<int64_t>(t + 1), static_cast<int64_t>(tiles.size()));
+    }
   }
   logits /= weights;
   if (torch::isinf(logits).any().item<bool>())

@@ -6,8 +6,9 @@
 // (compute_gaussian: sigma patch/8, scaled to a maximum of 10, float16, no zeros) and summed into
 // float16 buffers in tile order, as nnU-Net keeps them; folds summed in float16 and divided, as
 // nnU-Net ensembles. A 2-D configuration runs its 2-D tiles on every slice along axis 0.
-// Beyond nnU-Net: the mirror flips of a tile go through the network as one batch where the patch is
-// small enough, and whole_volume runs one pass over the padded image instead of tiles.
+// Beyond nnU-Net: network passes (tiles and their mirror flips) go through the network several at a
+// time where that is faster (fastestPassBatch), and whole_volume runs one pass over the padded image
+// instead of tiles.
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -27,7 +28,14 @@ struct SlidingWindowSettings {
   bool wholeVolume = false;
   std::vector<int64_t> sizeDivisor; // whole volume: every padded edge a multiple of it
   int64_t outputChannels = 0;
+  int64_t passBatch = 1;            // network passes (tiles x flips) run as one batch
 };
+
+// The batch of network passes that runs fastest per pass on this machine: 1, 2, 4, ... up to `most`
+// (and a memory bound for large patches), measured on random inputs of the patch's shape; a larger
+// batch is taken only when it is at least 10 % faster per pass. Small networks gain most: their
+// layers are too thin to keep the cores busy one patch at a time.
+int64_t fastestPassBatch(const NetworkForward& network, int64_t channels, const std::vector<int64_t>& patchSize, int64_t most = 8);
 
 // compute_steps_for_sliding_window: the start of every tile along each axis of `imageSize`
 // (each edge >= the patch's).

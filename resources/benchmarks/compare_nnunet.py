@@ -19,7 +19,7 @@ their Dice against MedSeg's default mask.
 nnU-Net is not installable here from PyPI; run it from its sources (docs/nnunet.md, "Comparing with
 nnU-Net" says how): --nnunet-src DIR holds nnunetv2, dynamic_network_architectures, acvl_utils,
 batchgenerators, batchgeneratorsv2, einops and fft_conv_pytorch (git archives of the tags nnU-Net v2.5.2
-uses); Debian's python3-scipy, python3-skimage, python3-nibabel and python3-pandas are needed. Without
+uses); Debian's python3-scipy, python3-skimage, python3-nibabel, python3-pandas, python3-sklearn and python3-seaborn are needed. Without
 it, only MedSeg's side runs (--smoke does that on the test fixtures).
 
 The model: --model FOLDER, or --default-size (the default) builds an nnU-Net model folder with nnU-Net's
@@ -43,25 +43,15 @@ import sys
 import tempfile
 import time
 
+from benchmark_report import MEDSEG_HEAP_TUNABLES, cpu_model, save_report, usable_cores
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.abspath(os.path.join(HERE, "..", ".."))
 FIXTURES = os.path.join(SOURCE, "tests", "data", "nnunet")
 FIXTURE_MODEL = os.path.join(FIXTURES, "models", "Dataset912_SynthBraTSLabels", "nnUNetTrainer__nnUNetPlansSmall__3d_fullres")
-# MedSeg's heap settings (core/util/TensorMemory.cpp) as a glibc tunable, as compare_pytorch.py gives them.
-MEDSEG_HEAP_TUNABLES = "glibc.malloc.mmap_max=0:glibc.malloc.top_pad=536870912:glibc.malloc.trim_threshold=1073741824"
-SHIMS = os.path.join(HERE, "nnunet_shims")
-
-
-def cpu_model():
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return "unknown CPU"
-
-
-def usable_cores():
-    return len(os.sched_getaffinity(0))
+# Import-only stand-ins for what nnU-Net imports but Debian 12 lacks (torch._dynamo, SimpleITK, ...), the
+# fixtures' own (tests/data/nnunet/README.md).
+SHIMS = os.path.join(FIXTURES, "scripts", "shims")
 
 
 def nnunet_environment(src, heap):
@@ -256,13 +246,7 @@ def main():
         shutil.rmtree(work, ignore_errors=True)
 
     if args.save:
-        folder = os.path.join(HERE, "results")
-        name = report["date"] + "-" + "-".join("".join(c if c.isalnum() else " " for c in report["cpu"]).split()) + "-compare-nnunet.json"
-        path = os.path.join(folder, name)
-        with open(path + ".tmp", "w") as f:
-            json.dump({"command": " ".join(sys.argv), **report}, f, indent=1, sort_keys=True)
-        os.replace(path + ".tmp", path)
-        print("written: " + path, file=sys.stderr)
+        save_report(report, "compare-nnunet")
     if args.json:
         print(json.dumps(report))
         return 0

@@ -39,9 +39,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-# MedSeg's heap settings (core/util/TensorMemory.cpp) as a glibc tunable: no mmap of its own for any
-# block, 512 MiB top pad, 1 GiB trim threshold.
-MEDSEG_HEAP_TUNABLES = "glibc.malloc.mmap_max=0:glibc.malloc.top_pad=536870912:glibc.malloc.trim_threshold=1073741824"
+from benchmark_report import MEDSEG_HEAP_TUNABLES, cpu_model, save_report, usable_cores
 JEMALLOC = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
 ALLOCATORS = ("glibc", "medseg-heap", "jemalloc")
 
@@ -187,21 +185,6 @@ def soft_dice_ce(logits, target):
     denominator = probabilities.sum(dims) + one_hot.sum(dims)
     dice = (2 * intersection + 1e-5) / (denominator + 1e-5)
     return ce + (1 - dice[1:].mean())
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown-cpu"
-
-
-def usable_cores():
-    return len(os.sched_getaffinity(0))
 
 
 def torch_config_line(text, key):
@@ -394,15 +377,7 @@ def main():
         report["headline"][name] = {"ratio": ratios[fastest], "pytorch_allocator": fastest}
 
     if args.save:
-        folder = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
-        os.makedirs(folder, exist_ok=True)
-        name = report["date"] + "-" + "-".join("".join(c if c.isalnum() else " " for c in report["cpu"]).split()) + "-compare.json"
-        path = os.path.join(folder, name)
-        with open(path + ".tmp", "w") as f:
-            json.dump({"command": " ".join(sys.argv), **report, "medseg_rounds": medseg, "pytorch_rounds": pytorch}, f,
-                      indent=1, sort_keys=True)
-        os.replace(path + ".tmp", path)
-        print("written: " + path, file=sys.stderr)
+        save_report(report, "compare", {"medseg_rounds": medseg, "pytorch_rounds": pytorch})
     if args.json:
         print(json.dumps(report))
         return 0
