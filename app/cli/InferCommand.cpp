@@ -207,7 +207,10 @@ void addInfer(CLI::App& parent, CliContext& context) {
                   "DICOM folder: the series to read");
   addPacsConfigOption(*cmd, *pacsConfig);
   cmd->add_option("--out", *out, "Output label file (single input) or folder (<case>.nii.gz per case)")->required();
-  cmd->add_option("--roi", f->roi, "Window size z,y,x (or one edge); default the model's patch size")->delimiter(',');
+  cmd->add_option("--roi", f->roi,
+                  "Window size z,y,x (or one edge), in this order for every plugin (a MONAI bundle's roi_size is x,y,z: "
+                  "--roi 32,64,96 is roi_size [96, 64, 32]); default the model's patch size")
+      ->delimiter(',');
   cmd->add_option("--overlap", f->overlap, "Fractional overlap of neighbouring windows, [0, 1)")->capture_default_str();
   cmd->add_option("--window-batch", f->windowBatch, "Windows per forward pass")->capture_default_str();
   cmd->add_option("--workers", f->windowWorkers,

@@ -43,7 +43,25 @@ struct Plan {
   std::vector<Shape3> starts;
 };
 
+// MONAI's: every axis padded to at least the window, windows always of roi.
+Plan monaiPlan(const Shape3& size, const SlidingWindowOptions& options) {
+  Plan plan;
+  plan.size = size;
+  std::array<std::vector<int64_t>, 3> starts;
+  for (int a = 0; a < 3; ++a) {
+    plan.padded[a] = std::max(size[a], options.roi[a]);
+    plan.padBefore[a] = (plan.padded[a] - size[a]) / 2;
+    plan.window[a] = options.roi[a];
+    starts[a] = monaiWindowStarts(plan.padded[a], plan.window[a], options.overlap);
+  }
+  for (int64_t sz : starts[0])
+    for (int64_t sy : starts[1])
+      for (int64_t sx : starts[2]) plan.starts.push_back({sz, sy, sx});
+  return plan;
+}
+
 Plan makePlan(const Shape3& size, const SlidingWindowOptions& options) {
+  if (options.rules == WindowRules::Monai) return monaiPlan(size, options);
   Plan plan;
   plan.size = size;
   const bool wholeVolume = options.roi[0] >= size[0] && options.roi[1] >= size[1] && options.roi[2] >= size[2];
@@ -68,6 +86,28 @@ Plan makePlan(const Shape3& size, const SlidingWindowOptions& options) {
     for (int64_t sy : y)
       for (int64_t sx : x) plan.starts.push_back({sz, sy, sx});
   return plan;
+}
+
+// The input padded per axis (before, after) as options.padding says.
+torch::Tensor paddedInput(const torch::Tensor& input, const Plan& plan, const SlidingWindowOptions& options) {
+  std::vector<int64_t> pad;  // torch order: last dimension first, (before, after) pairs
+  for (int a = 2; a >= 0; --a) {
+    pad.push_back(plan.padBefore[a]);
+    pad.push_back(plan.padded[a] - plan.size[a] - plan.padBefore[a]);
+  }
+  if (options.padding == WindowPadding::Constant) return torch::constant_pad_nd(input, pad, options.padValue);
+  namespace F = torch::nn::functional;
+  auto pads = F::PadFuncOptions(pad);
+  if (options.padding == WindowPadding::Replicate) pads.mode(torch::kReplicate);
+  else if (options.padding == WindowPadding::Reflect) pads.mode(torch::kReflect);
+  else pads.mode(torch::kCircular);
+  return F::pad(input.unsqueeze(0), pads).squeeze(0);
+}
+
+torch::Tensor importanceMap(const Shape3& window, const SlidingWindowOptions& options) {
+  if (!options.gaussian) return torch::ones({window[0], window[1], window[2]});
+  return options.rules == WindowRules::Monai ? monaiImportanceMap(window, options.sigmaScale)
+                                             : gaussianImportanceMap(window, options.sigmaScale);
 }
 
 torch::Tensor windowOf(const torch::Tensor& chw, const Shape3& start, const Shape3& window) {
@@ -133,17 +173,46 @@ WindowConcurrency windowConcurrency(int64_t batches, int64_t cores, int64_t requ
 }
 
 torch::Tensor gaussianImportanceMap(const std::array<int64_t, 3>& roi, double sigmaScale) {
-  if (sigmaScale <= 0) throw InputError("Gaussian sigma scale must be positive");
+  return gaussianImportanceMap(roi, {sigmaScale, sigmaScale, sigmaScale});
+}
+
+torch::Tensor gaussianImportanceMap(const std::array<int64_t, 3>& roi, const std::array<double, 3>& sigmaScale) {
+  for (double s : sigmaScale)
+    if (s <= 0) throw InputError("Gaussian sigma scale must be positive");
   std::vector<torch::Tensor> axes;
   for (int a = 0; a < 3; ++a) {
     const double centre = (double(roi[a]) - 1.0) / 2.0;
-    const double sigma = std::max(sigmaScale * double(roi[a]), 1e-6);
+    const double sigma = std::max(sigmaScale[a] * double(roi[a]), 1e-6);
     auto i = torch::arange(roi[a], torch::kFloat64);
     axes.push_back(torch::exp(-(i - centre).pow(2) / (2.0 * sigma * sigma)));
   }
   auto map = axes[0].view({-1, 1, 1}) * axes[1].view({1, -1, 1}) * axes[2].view({1, 1, -1});
   map = map / map.max();
   return map.clamp_min(double(kMinImportance)).to(torch::kFloat32);
+}
+
+torch::Tensor monaiImportanceMap(const std::array<int64_t, 3>& roi, const std::array<double, 3>& sigmaScale) {
+  torch::Tensor map;
+  for (int a = 0; a < 3; ++a) {
+    if (sigmaScale[a] <= 0) throw InputError("Gaussian sigma scale must be positive");
+    const double half = (double(roi[a]) - 1.0) / 2.0;
+    const double sigma = sigmaScale[a] * double(roi[a]);
+    auto x = torch::arange(-half, half + 1.0, torch::kFloat32);  // float32 throughout, as MONAI computes it
+    x = torch::exp(x.pow(2) / (-2.0 * sigma * sigma));
+    map = a == 0 ? x : map.unsqueeze(-1) * x;
+  }
+  return map.clamp_min(double(kMonaiMinImportance));
+}
+
+std::vector<int64_t> monaiWindowStarts(int64_t size, int64_t roi, double overlap) {
+  // _get_scan_interval: the window's edge where the axis is that long, else int(roi (1 - overlap)), >= 1.
+  const int64_t interval = roi == size ? roi : std::max<int64_t>(1, int64_t(double(roi) * (1.0 - overlap)));
+  std::vector<int64_t> starts;
+  for (int64_t start = 0;; start += interval) {
+    starts.push_back(std::min(start, size - roi));  // the last window flush with the end
+    if (start + roi >= size) break;
+  }
+  return starts;
 }
 
 std::vector<int64_t> slidingWindowStarts(int64_t size, int64_t roi, double overlap) {
@@ -167,15 +236,7 @@ torch::Tensor slidingWindowInference(const torch::Tensor& input, const ForwardFn
   validate(input, options);
   torch::NoGradGuard noGrad;
   const Plan plan = makePlan({input.size(1), input.size(2), input.size(3)}, options);
-  torch::Tensor padded = input;
-  if (plan.padded != plan.size) {
-    std::vector<int64_t> pad;  // torch order: last dimension first, (before, after) pairs
-    for (int a = 2; a >= 0; --a) {
-      pad.push_back(plan.padBefore[a]);
-      pad.push_back(plan.padded[a] - plan.size[a] - plan.padBefore[a]);
-    }
-    padded = torch::constant_pad_nd(input, pad, 0.0);
-  }
+  const torch::Tensor padded = plan.padded != plan.size ? paddedInput(input, plan, options) : input;
 
   const int64_t total = int64_t(plan.starts.size());
   const bool weighted = total > 1;  // a single window's weighted average is the window itself
@@ -218,10 +279,7 @@ torch::Tensor slidingWindowInference(const torch::Tensor& input, const ForwardFn
         const auto on = torch::TensorOptions().dtype(out.scalar_type()).device(out.device());
         sum = torch::zeros({out.size(1), plan.padded[0], plan.padded[1], plan.padded[2]}, on);
         weightSum = torch::zeros({1, plan.padded[0], plan.padded[1], plan.padded[2]}, on);
-        importance = (options.gaussian ? gaussianImportanceMap(plan.window)
-                                       : torch::ones({plan.window[0], plan.window[1], plan.window[2]}))
-                         .to(out.device(), out.scalar_type())
-                         .unsqueeze(0);
+        importance = importanceMap(plan.window, options).to(out.device(), out.scalar_type()).unsqueeze(0);
       }
       for (int64_t b = 0; b < count; ++b) {
         const auto& start = plan.starts[first + b];

@@ -2,17 +2,27 @@
 
 #include <algorithm>
 #include <chrono>
-#include <numeric>
 
 #include "core/nn/Autocast.h"
 #include "core/nn/SlidingWindow.h"
 #include "core/nn/VolumeTensor.h"
 #include "core/util/Elapsed.h"
 #include "core/util/Interrupt.h"
+#include "plugins/torchscript/BundlePostprocessing.h"
 #include "plugins/torchscript/BundleTransforms.h"
 #include "plugins/torchscript/ScriptedForward.h"
 
 namespace medseg::torchscript {
+namespace {
+
+WindowPadding windowPadding(const std::string& mode) {
+  if (mode == "reflect") return WindowPadding::Reflect;
+  if (mode == "replicate") return WindowPadding::Replicate;
+  if (mode == "circular") return WindowPadding::Circular;
+  return WindowPadding::Constant;
+}
+
+}  // namespace
 
 plugin::ModelContract bundleContract(const MonaiBundle& b) {
   plugin::ModelContract contract;
@@ -20,9 +30,10 @@ plugin::ModelContract bundleContract(const MonaiBundle& b) {
   if (b.inputChannels > 0 && std::none_of(b.inputNames.begin(), b.inputNames.end(),
                                           [](const std::string& n) { return n.rfind("channel_", 0) == 0; }))
     contract.modalities = b.inputNames;
-  for (int64_t c = b.argmax ? 1 : 0; c < b.outputChannels; ++c) {
+  const bool regions = b.regions();
+  for (int64_t c = regions ? 0 : 1; c < b.outputChannels; ++c) {
     plugin::LabelSpec label;
-    label.value = static_cast<int>(b.argmax ? c : c + 1);
+    label.value = static_cast<int>(regions ? c + 1 : c);
     label.name = b.outputNames[static_cast<size_t>(c)];
     contract.labels.push_back(label);
   }
@@ -38,23 +49,31 @@ BundleSegmenter::BundleSegmenter(const plugin::InferenceSetup& setup)
 
 nlohmann::json BundleSegmenter::describe() const {
   nlohmann::json d = describeRun("monai-bundle", script_.optimised.preparation, settings_,
-                                 bundle_.argmax ? TargetMode::Labels : TargetMode::Regions);
+                                 bundle_.regions() ? TargetMode::Regions : TargetMode::Labels);
   d["bundle"] = {{"name", bundle_.name}, {"version", bundle_.version}, {"model", bundle_.modelFile.string()}};
   return d;
 }
 
-torch::Tensor BundleSegmenter::labelsFrom(const torch::Tensor& outputs) const {
-  if (bundle_.argmax) return outputs.argmax(0).to(torch::kUInt8);
-  auto labels = torch::zeros({outputs.size(1), outputs.size(2), outputs.size(3)}, torch::kUInt8);
-  std::vector<torch::Tensor> regions;
-  for (int64_t c = 0; c < outputs.size(0); ++c) regions.push_back(outputs[c] > bundle_.threshold);
-  std::vector<int64_t> order(regions.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::vector<int64_t> voxels;
-  for (const auto& r : regions) voxels.push_back(r.sum().item<int64_t>());
-  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return voxels[a] > voxels[b]; });
-  for (int64_t c : order) labels.masked_fill_(regions[c], static_cast<uint8_t>(c + 1));
-  return labels;
+SlidingWindowOptions BundleSegmenter::windowFor(const Shape3& size) const {
+  SlidingWindowOptions window;
+  window.rules = WindowRules::Monai;
+  // --roi is z,y,x for every plugin; the network's axes are MONAI's x,y,z, so it is read reversed.
+  const auto& roi = settings_.prediction.roi;  // the plugin's roi parameter wins over the bundle's inferer
+  for (int a = 0; a < 3; ++a) {
+    int64_t edge = roi ? (*roi)[2 - a] : (a < int(bundle_.inferer.roi.size()) ? bundle_.inferer.roi[a] : -1);
+    if (!bundle_.inferer.slidingWindow || settings_.prediction.wholeVolume || edge <= 0) edge = size[a];
+    window.roi[a] = edge;
+  }
+  window.overlap = settings_.overlapGiven ? settings_.prediction.overlap : bundle_.inferer.overlap;
+  window.windowBatch = std::max(settings_.prediction.windowBatch, bundle_.inferer.windowBatch);
+  window.workers = settings_.prediction.windowWorkers;
+  window.threads = settings_.prediction.threads;
+  window.gaussian = bundle_.inferer.gaussian && settings_.prediction.gaussian;  // --no-gaussian: uniform, as asked
+  window.sigmaScale = bundle_.inferer.sigmaScale;
+  window.padding = windowPadding(bundle_.inferer.padding);
+  window.padValue = bundle_.inferer.padValue;
+  window.mirrorTta = settings_.prediction.mirrorTta;
+  return window;
 }
 
 plugin::Segmentation BundleSegmenter::segment(const ImageVolume& image, const plugin::Prompts& prompts,
@@ -67,23 +86,9 @@ plugin::Segmentation BundleSegmenter::segment(const ImageVolume& image, const pl
   torch::NoGradGuard noGrad;
   BundleImage input = BundleImage::fromVolume(image);
   BundlePreprocessing preprocessing;
-  for (const auto& transform : bundle_.preprocessing)
-    if (transform.appliesTo(bundle_.inputKey)) preprocessing.apply(transform, input);
+  for (const auto& transform : bundle_.preprocessing) preprocessing.apply(transform, input);
 
-  SlidingWindowOptions window;
-  const auto& roi = settings_.prediction.roi;  // the plugin's roi parameter wins over the bundle's inferer
-  for (int a = 0; a < 3; ++a) {
-    const int64_t size = input.data.size(1 + a);
-    int64_t edge = roi ? (*roi)[a] : (a < int(bundle_.inferer.roi.size()) ? bundle_.inferer.roi[a] : -1);
-    if (!bundle_.inferer.slidingWindow || settings_.prediction.wholeVolume || edge <= 0) edge = size;
-    window.roi[a] = edge;
-  }
-  window.overlap = settings_.overlapGiven ? settings_.prediction.overlap : bundle_.inferer.overlap;
-  window.windowBatch = std::max(settings_.prediction.windowBatch, bundle_.inferer.windowBatch);
-  window.workers = settings_.prediction.windowWorkers;
-  window.threads = settings_.prediction.threads;
-  window.gaussian = bundle_.inferer.gaussian;
-  window.mirrorTta = settings_.prediction.mirrorTta;
+  const SlidingWindowOptions window = windowFor(input.size());
   ForwardFn forward = *scriptedForward(script_.forPrecision(false));
   if (settings_.precision.bf16)
     forward = [inner = scriptedForward(script_.forPrecision(true)), device = settings_.device](const torch::Tensor& x) {
@@ -92,27 +97,22 @@ plugin::Segmentation BundleSegmenter::segment(const ImageVolume& image, const pl
     };
   const auto tensor = input.data.to(settings_.device);
   const int64_t windows = slidingWindowCount({tensor.size(1), tensor.size(2), tensor.size(3)}, window);
-  torch::Tensor outputs = slidingWindowInference(tensor, forward, window,
-                                                 [&context](int64_t done, int64_t total) { context.progress(done, total); })
-                              .to(torch::kCPU, torch::kFloat);
+  const torch::Tensor outputs = slidingWindowInference(tensor, forward, window,
+                                                       [&context](int64_t done, int64_t total) { context.progress(done, total); })
+                                    .to(torch::kCPU, torch::kFloat);
   if (outputs.size(0) != bundle_.outputChannels)
     throw InputError("the bundle's network returned " + std::to_string(outputs.size(0)) + " channels, its metadata says " +
                      std::to_string(bundle_.outputChannels));
-  // An argmax decides the same on logits and on their softmax; the softmax gives the probabilities
-  // that are interpolated back to the source grid and written on request.
-  if (bundle_.softmax || (bundle_.argmax && !bundle_.sigmoid)) outputs = torch::softmax(outputs, 0);
-  else if (bundle_.sigmoid) outputs = torch::sigmoid(outputs);
-  // Cropped-away voxels are background: probability 1 of channel 0 for an argmax, 0 elsewhere.
-  std::vector<float> fill(static_cast<size_t>(outputs.size(0)), 0.0f);
-  if (bundle_.argmax && !fill.empty()) fill[0] = 1.0f;
-  outputs = preprocessing.undo(outputs, fill);
+  const auto post = postprocess(bundle_, outputs, preprocessing, settings_.prediction.probabilities);
   plugin::Segmentation result;
-  const auto labels = labelsFrom(outputs).permute({2, 1, 0}).contiguous();  // [X,Y,Z] -> [Z,Y,X]
+  const auto labels = labelsFrom(bundle_, post.output).permute({2, 1, 0}).contiguous();  // [X,Y,Z] -> [Z,Y,X]
   result.labels = tensorToLabels(labels, image.geometry);
-  if (settings_.prediction.probabilities) result.probabilities = tensorToImage(outputs.permute({0, 3, 2, 1}).contiguous(), image.geometry);
+  if (settings_.prediction.probabilities)
+    result.probabilities = tensorToImage(post.scores.permute({0, 3, 2, 1}).contiguous(), image.geometry);
   result.details = {{"windows", windows},
                     {"predict_seconds", secondsSince(start)},
-                    {"bundle", bundle_.name}};
+                    {"bundle", bundle_.name},
+                    {"network_grid", {input.data.size(1), input.data.size(2), input.data.size(3)}}};
   return result;
 }
 

@@ -1,14 +1,17 @@
 #pragma once
 // A MONAI bundle segmenting one image: its preprocessing transforms (BundleTransforms.h), its inferer
-// (sliding window or whole input), its activation, the spatial transforms undone on the outputs
-// (Invertd), then its AsDiscreted rule: argmax (label = channel index) or a threshold per channel
-// (channel i -> label i + 1; overlapping channels painted from the largest region to the smallest, so
-// nested regions keep their own label). Labels are named from the metadata's output channel_def.
+// run by MONAI's sliding-window rules (window starts, padding, Gaussian weights: core/nn/SlidingWindow.h
+// WindowRules::Monai) or on the whole input, then its post-processing in its own order, Invertd
+// included (BundlePostprocessing.h), and labels read from what that leaves (MonaiBundle's OutputForm),
+// named from the metadata's output channel_def. The roi parameter (--roi) is z,y,x as for every plugin;
+// a bundle's roi_size is in its network's x,y,z order, so --roi 32,64,96 is roi_size [96, 64, 32].
 #include <memory>
 
 #include "core/nn/InferenceSettings.h"
+#include "core/nn/SlidingWindow.h"
 #include "core/nn/TorchScriptModel.h"
 #include "core/plugin/InferencePlugin.h"
+#include "plugins/torchscript/BundleGeometry.h"
 #include "plugins/torchscript/MonaiBundle.h"
 
 namespace medseg::torchscript {
@@ -25,7 +28,9 @@ class BundleSegmenter : public plugin::Segmenter {
                                plugin::RunContext& context) override;
 
  private:
-  torch::Tensor labelsFrom(const torch::Tensor& outputs) const;
+  // The windows for a preprocessed input of `size` (network axes): the plugin's parameters where given,
+  // else the bundle's inferer.
+  SlidingWindowOptions windowFor(const Shape3& size) const;
 
   MonaiBundle bundle_;
   InferenceSettings settings_;

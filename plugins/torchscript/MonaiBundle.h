@@ -4,13 +4,15 @@
 //                                    spatial_shape) and outputs (num_channels, channel_def: label names)
 //   <bundle>/configs/inference.json  (or .yaml) "preprocessing", "inferer", "postprocessing"
 //   <bundle>/models/model.ts         the network alone, as TorchScript
-// or a lone TorchScript file whose "metadata.json" extra file holds the metadata (MONAI's
-// `ckpt_export` writes it there), run without transforms.
+// or a lone TorchScript file as MONAI's `ckpt_export` writes it: "metadata.json" and the config
+// ("inference.json") as extra files. A lone file without an inference.json is refused: its pre- and
+// post-processing are unknown, and running the network without them gives a wrong mask.
 //
-// Transforms are MONAI's dictionary transforms, named by "_target_" ("Orientationd" or
-// "monai.transforms.Orientationd"); only the allow-listed ones run, in C++ (BundleTransforms.h). Any
-// other "_target_" is refused by name, so a bundle never runs half its pipeline. "@key" values refer to
-// the config's top-level keys; "$" expressions are taken only when they are plain literals ("$[96,96,96]").
+// Components are MONAI's, named by "_target_" ("Orientationd" or "monai.transforms.Orientationd");
+// only the allow-listed ones run, and each of their arguments is either done as MONAI 1.4 does it or
+// refused by name (TransformArguments.h), all checked here, before the model is loaded. Config syntax:
+// ConfigReferences.h.
+#include <array>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -18,21 +20,37 @@
 
 #include <nlohmann/json.hpp>
 
+#include "plugins/torchscript/TransformArguments.h"
+
 namespace medseg::torchscript {
 
-struct BundleTransform {
-  std::string name;       // without "monai.transforms."
-  nlohmann::json args;    // its other keys, references resolved
-  bool appliesTo(const std::string& key) const;  // "keys" names it (or there are no keys)
+struct BundleInferer {
+  bool slidingWindow = true;              // SlidingWindowInferer; false: SimpleInferer (the whole input at once)
+  std::vector<int64_t> roi;               // roi_size in the network's axis order; <= 0: the whole axis
+  int64_t windowBatch = 1;
+  double overlap = 0.25;                  // MONAI's default
+  bool gaussian = false;                  // mode "gaussian" (MONAI's default "constant")
+  std::array<double, 3> sigmaScale{0.125, 0.125, 0.125};
+  std::string padding = "constant";       // padding_mode of inputs smaller than the window
+  double padValue = 0.0;                  // cval
 };
 
-struct BundleInferer {
-  bool slidingWindow = true;        // SlidingWindowInferer; false: SimpleInferer (the whole input at once)
-  std::vector<int64_t> roi;         // in the network's axis order; -1: the whole axis
-  int64_t windowBatch = 1;
-  double overlap = 0.25;            // MONAI's default
-  bool gaussian = false;            // mode "gaussian" (MONAI's default "constant")
+// One step of the bundle's post-processing on the network's output, in the bundle's order.
+struct PostStep {
+  enum Kind { Softmax, Sigmoid, Argmax, OneHot, Threshold, Round, Invert } kind;
+  double threshold = 0.5;   // Threshold: value >= threshold -> 1
+  int64_t classes = 0;      // OneHot
+  bool nearest = true;      // Invert: Invertd's nearest_interp
 };
+
+// What the post-processed output holds, and so how MedSeg reads labels from it:
+//   Scores    logits or probabilities (the bundle never discretises): MedSeg takes the argmax, or with a
+//             sigmoid each channel >= 0.5 as a region
+//   Labels    one channel of class indices (AsDiscreted argmax): the label is the value
+//   OneHot    one channel per class (argmax then to_onehot): the label is the channel set
+//   Regions   one binary channel per region (threshold): channel i is label i + 1, painted from the
+//             largest region to the smallest so nested regions keep their own label
+enum class OutputForm { Scores, Labels, OneHot, Regions };
 
 struct MonaiBundle {
   std::filesystem::path folder;     // empty for a lone TorchScript file
@@ -43,22 +61,23 @@ struct MonaiBundle {
   std::vector<std::string> inputNames;    // channel_def of the input, by index
   int64_t outputChannels = 0;
   std::vector<std::string> outputNames;   // channel_def of the output, by index
-  std::vector<BundleTransform> preprocessing, postprocessing;
+  std::vector<BundleTransform> preprocessing;  // those applying to inputKey
   BundleInferer inferer;
+  std::vector<PostStep> postprocessing;        // those applying to outputKey
+  bool inverted = false;   // the post-processing has Invertd; else spatial steps are undone on the final output
+  OutputForm form = OutputForm::Scores;
+  bool sigmoid = false;    // the last activation was a sigmoid (Scores read as regions)
 
-  // How outputs become labels: argmax (label = channel index, channel 0 background) or a threshold
-  // per channel (channel i -> label i + 1), after softmax or sigmoid when the bundle asks for them.
-  bool softmax = false, sigmoid = false;
-  bool argmax = true;
-  double threshold = 0.5;
+  bool regions() const { return form == OutputForm::Regions || (form == OutputForm::Scores && sigmoid); }
 };
 
 // A folder with configs/metadata.json and models/model.ts.
 bool isBundleFolder(const std::filesystem::path& path);
 // A TorchScript archive carrying an "extra/metadata.json" with "network_data_format".
 bool hasEmbeddedMetadata(const std::filesystem::path& file);
-// InputError naming the file and the key: no metadata, no network_data_format, an unknown
-// transform, a "$" expression that is not a literal, a value of the wrong type.
+// InputError naming the file, the place, the component, the argument and its value: no metadata, no
+// network_data_format, an unknown component or argument, a value of the wrong type, a "$" expression
+// where a value is needed, a value MedSeg does not run.
 MonaiBundle readBundle(const std::filesystem::path& path);
 
 }  // namespace medseg::torchscript

@@ -3,8 +3,9 @@
 //    a PyTorch model described the same way; the parameters classes / regions / modalities describe
 //    one that has none), run through the windowed prediction (SidecarSegmenter.h);
 //  - a MONAI bundle folder (configs/metadata.json, configs/inference.json, models/model.ts) or a
-//    model.ts carrying its metadata.json, run with the bundle's own pre- and post-processing
-//    (BundleSegmenter.h, MonaiBundle.h).
+//    model.ts carrying metadata.json and inference.json (MONAI's ckpt_export), run with the bundle's
+//    own pre- and post-processing (BundleSegmenter.h, MonaiBundle.h); one carrying only its
+//    metadata.json is refused.
 // MedSeg checkpoints are the unet3d plugin's, so this plugin does not claim them.
 #include "core/nn/ModelFiles.h"
 #include "core/plugin/Plugin.h"
