@@ -1,6 +1,7 @@
 // `medseg evaluate --pred FILE|DIR --ref FILE|DIR [--labels brats|binary] [--csv OUT.csv]`
 // Scores predicted label maps against references: Dice, HD95 (mm), volumes (mL) and TP/FP/FN per
-// label and BraTS region (WT, TC, ET), then mean ± sd over cases. Folders are matched by case name.
+// label and BraTS region (WT, TC, ET), then mean ± sd over cases. Folders are matched by case name; a
+// data-set folder as --ref gives its labelled cases (a BraTS folder's codes read as MSD's on both sides).
 //   exit 0: every case evaluated; 3: bad input (missing or unreadable file, grid mismatch, a case
 //   without its counterpart) — the cases that could be scored are still reported.
 // With the global --json: one {"event":"result","kind":"evaluate-case",...} per case, an
@@ -9,6 +10,7 @@
 #include <memory>
 
 #include "app/cli/CommandRegistry.h"
+#include "core/dataset/Dataset.h"
 #include "core/eval/CaseMatching.h"
 #include "core/eval/MetricsReport.h"
 #include "core/eval/SegmentationMetrics.h"
@@ -32,10 +34,33 @@ struct CaseFailure {
   std::string message;
 };
 
-CaseMatching casesToEvaluate(const EvaluateOptions& options) {
+// --ref a data-set folder (dataset.json, or a BraTS folder as downloaded): its labelled cases are the
+// references, read with the data set's own label codes turned into its values; the predictions, named
+// <case>.nii.gz, are taken to use the same codes (what `medseg infer` writes for that folder, and what a
+// challenge submission uses), so both are compared in the data set's values.
+struct DatasetReference {
+  Dataset dataset;
+  std::map<std::string, const CaseEntry*> cases;
+  LabelVolume reference(const std::string& id) const { return loadCaseLabels(*cases.at(id)); }
+  LabelVolume predicted(const fs::path& file, const std::string& id) const {
+    CaseEntry asStored = *cases.at(id);
+    asStored.label = file;
+    return loadCaseLabels(asStored);
+  }
+};
+
+CaseMatching casesToEvaluate(const EvaluateOptions& options, std::unique_ptr<DatasetReference>& datasetReference) {
   std::error_code ec;
   for (const auto& [flag, path] : {std::pair{"--pred", options.predicted}, std::pair{"--ref", options.reference}})
     if (!fs::exists(path, ec)) throw InputError(std::string(flag) + " " + path + ": no such file or folder");
+  if (isDatasetFolder(options.reference)) {
+    if (!fs::is_directory(options.predicted))
+      throw InputError("--ref " + options.reference + " is a data set: --pred must be a folder of <case>.nii.gz masks");
+    datasetReference = std::make_unique<DatasetReference>();
+    datasetReference->dataset = loadDataset(options.reference);
+    for (const auto& entry : datasetReference->dataset.training) datasetReference->cases[entry.id] = &entry;
+    return matchCasesOfDataset(options.predicted, datasetReference->dataset);
+  }
   const bool predictedFolder = fs::is_directory(options.predicted), referenceFolder = fs::is_directory(options.reference);
   if (predictedFolder != referenceFolder)
     throw InputError("--pred and --ref must both be files or both be folders (got " +
@@ -69,7 +94,8 @@ void reportCase(CliContext& context, const CasePair& pair, const CaseMetrics& me
 
 int runEvaluate(const EvaluateOptions& options, CliContext& context) {
   const LabelScheme scheme = labelSchemeByName(options.labels);
-  const CaseMatching matching = casesToEvaluate(options);
+  std::unique_ptr<DatasetReference> datasetReference;
+  const CaseMatching matching = casesToEvaluate(options, datasetReference);
   const bool batch = fs::is_directory(options.predicted);
 
   std::vector<CaseFailure> failures;
@@ -85,8 +111,8 @@ int runEvaluate(const EvaluateOptions& options, CliContext& context) {
   for (const auto& pair : matching.pairs) {
     throwIfInterrupted("evaluate");
     try {
-      const LabelVolume predicted = readLabels(pair.predicted);
-      const LabelVolume reference = readLabels(pair.reference);
+      const LabelVolume predicted = datasetReference ? datasetReference->predicted(pair.predicted, pair.id) : readLabels(pair.predicted);
+      const LabelVolume reference = datasetReference ? datasetReference->reference(pair.id) : readLabels(pair.reference);
       evaluated.push_back(evaluateSegmentation(predicted, reference, scheme, pair.id));
       reportCase(context, pair, evaluated.back());
     } catch (const ImageIOError& e) {
@@ -94,6 +120,10 @@ int runEvaluate(const EvaluateOptions& options, CliContext& context) {
       failures.push_back({pair.id, e.what()});
       reportFailure(context, failures.back());
     } catch (const InputError& e) {
+      if (!batch) throw;
+      failures.push_back({pair.id, e.what()});
+      reportFailure(context, failures.back());
+    } catch (const DatasetError& e) {
       if (!batch) throw;
       failures.push_back({pair.id, e.what()});
       reportFailure(context, failures.back());
@@ -130,7 +160,10 @@ void addEvaluate(CLI::App& parent, CliContext& context) {
       "Score predicted label maps against references: Dice, HD95 (mm), volumes per label and BraTS region");
   auto opts = std::make_shared<EvaluateOptions>();
   cmd->add_option("--pred", opts->predicted, "Predicted label map, or a folder of them")->required();
-  cmd->add_option("--ref", opts->reference, "Reference label map, or a folder matched by file name")->required();
+  cmd->add_option("--ref", opts->reference,
+                  "Reference label map, a folder matched by file name, or a data-set folder (dataset.json or a BraTS "
+                  "folder as downloaded: its labelled cases, in its own label codes)")
+      ->required();
   cmd->add_option("--labels", opts->labels, "Label scheme: brats (labels 1-3 and WT/TC/ET) or binary (label > 0)")
       ->check(CLI::IsMember(labelSchemeNames()))
       ->capture_default_str();

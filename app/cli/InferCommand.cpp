@@ -7,7 +7,9 @@
 // by MODEL.json, or by --classes / --regions / --modalities) or a MONAI bundle folder is torchscript's.
 // A plugin that needs no model (region-growing) is named with --plugin and takes seed points, --seed
 // x,y,z[:label] (voxel indices, repeatable). --set name=value sets any of the plugin's infer parameters
-// (`medseg plugins info ID` lists them); the window flags below are the same parameters spelled as flags.
+// (`medseg plugins info ID` lists them); every plugin parameter is also a flag made from the manifests
+// (SchemaFlags: window_batch is --window-batch, gaussian --no-gaussian, ...), so a parameter added to a
+// manifest is a flag without a change here.
 // INPUT, one of:
 //   - an image file (.nii.gz, .nii, .nrrd, .nhdr, .mha, .mhd), 4-D for multi-channel models;
 //   - a data-set folder (dataset.json, MSD or nnU-Net v2): its test cases (--subset test, the default;
@@ -39,6 +41,7 @@
 
 #include "app/cli/CommandRegistry.h"
 #include "app/cli/PacsOptions.h"
+#include "app/cli/SchemaFlags.h"
 #include "core/infer/InferenceJob.h"
 #include "core/infer/InferenceOptions.h"
 #include "core/io/ImageIO.h"
@@ -119,48 +122,12 @@ int runInfer(InferenceOptions o, const std::vector<std::string>& series, const s
   return code;
 }
 
-// The flags that are plugin parameters (the LibTorch plugins' window settings), as given on the
-// command line; --set assignments are checked against the plugin's schema when the job starts.
+// What the command line gives the plugin beside its own flags (SchemaFlags): --set assignments, which
+// win over the flags, and seed points.
 struct ParameterFlags {
-  std::vector<int64_t> roi;
-  double overlap = 0.5;
-  int64_t windowBatch = 1, windowWorkers = 0;
-  bool wholeVolume = false, tta = false, noGaussian = false, noGraphOptimisation = false;
-  std::string precision = "auto";
-  std::vector<std::string> classes, modalities;
-  bool regions = false;
   std::vector<std::string> assignments;  // --set
   std::vector<std::string> seeds;        // --seed
 };
-
-// name=value text for the parameters given as flags; --set wins where both name one.
-std::vector<std::string> flagAssignments(const ParameterFlags& f, const CLI::App& cmd) {
-  auto list = [](const auto& values) {
-    std::ostringstream text;
-    for (size_t i = 0; i < values.size(); ++i) text << (i ? "," : "") << values[i];
-    return text.str();
-  };
-  std::vector<std::string> out;
-  if (cmd.count("--roi")) out.push_back("roi=" + list(f.roi));
-  if (cmd.count("--overlap")) {
-    std::ostringstream v;
-    v.precision(17);
-    v << f.overlap;
-    out.push_back("overlap=" + v.str());
-  }
-  if (cmd.count("--window-batch")) out.push_back("window_batch=" + std::to_string(f.windowBatch));
-  if (cmd.count("--workers")) out.push_back("workers=" + std::to_string(f.windowWorkers));
-  if (f.wholeVolume) out.push_back("whole_volume=true");
-  if (f.tta) out.push_back("tta=true");
-  if (f.noGaussian) out.push_back("gaussian=false");
-  if (f.noGraphOptimisation) out.push_back("graph_optimisation=false");
-  if (cmd.count("--precision")) out.push_back("precision=" + f.precision);
-  if (!f.classes.empty()) out.push_back("classes=" + list(f.classes));
-  if (f.regions) out.push_back("regions=true");
-  if (!f.modalities.empty()) out.push_back("modalities=" + list(f.modalities));
-  out.insert(out.end(), f.assignments.begin(), f.assignments.end());
-  return out;
-}
 
 // Parameters parsed by the plugin's schema (so "roi=96" becomes [96] and "tta=yes" true).
 nlohmann::json parseParameters(const std::vector<std::string>& assignments, const InferenceOptions& o,
@@ -186,8 +153,8 @@ void addInfer(CLI::App& parent, CliContext& context) {
   auto model = std::make_shared<std::string>();
   cmd->add_option("--plugin", o->plugin, "Inference plugin (default: the one that recognises --model; `medseg plugins list`)");
   cmd->add_option("--model", *model,
-                  "best.pt / checkpoint.pt from `medseg train`, a TorchScript .pt, or a MONAI bundle folder (not for "
-                  "plugins that use no model)")
+                  "best.pt / checkpoint.pt from `medseg train`, a TorchScript .pt, a MONAI bundle folder or an nnU-Net "
+                  "trained-model folder (not for plugins that use no model)")
       ->check(CLI::ExistingPath);
   cmd->add_option("--set", f->assignments, "A plugin parameter: name=value (repeatable; `medseg plugins info ID`)")
       ->type_name("NAME=VALUE");
@@ -207,44 +174,25 @@ void addInfer(CLI::App& parent, CliContext& context) {
                   "DICOM folder: the series to read");
   addPacsConfigOption(*cmd, *pacsConfig);
   cmd->add_option("--out", *out, "Output label file (single input) or folder (<case>.nii.gz per case)")->required();
-  cmd->add_option("--roi", f->roi,
-                  "Window size z,y,x (or one edge), in this order for every plugin (a MONAI bundle's roi_size is x,y,z: "
-                  "--roi 32,64,96 is roi_size [96, 64, 32]); default the model's patch size")
-      ->delimiter(',');
-  cmd->add_option("--overlap", f->overlap, "Fractional overlap of neighbouring windows, [0, 1)")->capture_default_str();
-  cmd->add_option("--window-batch", f->windowBatch, "Windows per forward pass")->capture_default_str();
-  cmd->add_option("--workers", f->windowWorkers,
-                  "Window batches run at once, sharing the CPU threads (0: one per core, at most 4; 1: one at a time)")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_flag("--whole-volume", f->wholeVolume, "One pass over the whole cropped image instead of windows");
-  cmd->add_flag("--tta", f->tta, "Mirror test-time augmentation (mean over the 8 axis flips; 8x slower)");
-  cmd->add_flag("--no-gaussian", f->noGaussian, "Average overlapping windows uniformly instead of Gaussian-weighted");
   cmd->add_flag("--probabilities", o->probabilities, "Also write <name>_probabilities.nii.gz (4-D float)");
   cmd->add_flag("--allow-non-finite", o->allowNonFinite,
                 "Replace NaN / Inf voxels by 0 (and report how many) instead of refusing the image");
   cmd->add_option("--threads", o->threads, "CPU threads for LibTorch (0: all cores)")->capture_default_str();
-  cmd->add_option("--precision", f->precision,
-                  "auto (bf16 on CPUs with AVX-512 BF16 / AMX, fp32 elsewhere), fp32 (float32 on every machine), "
-                  "or bf16 (autocast; also on GPUs). README gives bf16's Dice cost")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"auto", "fp32", "bf16"}));
   cmd->add_option("--device", o->device, "auto (CUDA when available), cpu, cuda or cuda:N")->capture_default_str();
   cmd->add_option("--subset", o->subset, "Data-set input: test, training or all")->capture_default_str();
   cmd->add_option("--case", o->cases, "Data-set input: segment only this case id (repeatable)");
-  cmd->add_option("--classes", f->classes, "TorchScript without description: class names, comma separated")->delimiter(',');
-  cmd->add_flag("--regions", f->regions, "TorchScript without description: outputs are BraTS regions WT,TC,ET");
-  cmd->add_option("--modalities", f->modalities, "TorchScript: expected input channels, comma separated")->delimiter(',');
-  cmd->add_flag("--no-graph-optimisation", f->noGraphOptimisation,
-                "Run the network as saved (a TorchScript module's own graph, a checkpoint's layers) instead of a "
-                "frozen graph optimised for inference: outputs bit for bit those of PyTorch or of validation in "
-                "training; several times slower on CPUs");
+  // Every usable inference plugin's parameters as flags, from their manifests: the one declaration.
+  auto schemaFlags = std::make_shared<SchemaFlags>();
+  std::vector<std::pair<std::string, const plugin::ParameterSchema*>> schemas;
+  for (const plugin::PluginEntry* entry : context.plugins().usable(plugin::PluginKind::Infer))
+    schemas.emplace_back(entry->manifest.id, &entry->manifest.inferParameters);
+  schemaFlags->add(*cmd, schemas, "Plugin parameters (each the parameter of the plugins in [..]; `medseg plugins info ID`)");
   cmd->callback([=, &context] {
     o->model = *model;
     o->input = *input;
     o->output = *out;
-    if (f->regions && !f->classes.empty()) throw CLI::ValidationError("--regions", "excludes --classes");
-    const std::vector<std::string> assignments = flagAssignments(*f, *cmd);
+    std::vector<std::string> assignments = schemaFlags->assignments();  // --set after them wins
+    assignments.insert(assignments.end(), f->assignments.begin(), f->assignments.end());
     context.action = [o, f, assignments, format, series, pacsConfig, &context] {
       InferenceOptions options = *o;
       options.format = parseMaskFormat(*format);

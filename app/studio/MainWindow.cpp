@@ -34,6 +34,7 @@
 #include "app/studio/SurfaceView.h"
 #include "app/studio/TrainingPanel.h"
 #include "app/studio/ViewerDocument.h"
+#include "core/dataset/BratsLayout.h"
 #include "core/dataset/MaskLabelTable.h"
 #include "core/io/ImageIO.h"
 #include "core/io/LabelTable.h"
@@ -153,8 +154,8 @@ void MainWindow::buildMenus() {
         tr("Images (*.nii *.nii.gz *.nrrd *.nhdr *.mha *.mhd);;All files (*)"));
     if (!path.isEmpty()) openImage(path);
   });
-  file->addAction(tr("Open &DICOM folder…"), this, [this] {
-    const QString dir = QFileDialog::getExistingDirectory(this, tr("Open DICOM series folder"));
+  file->addAction(tr("Open &folder (DICOM series, BraTS case)…"), this, [this] {
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Open a DICOM series folder or a BraTS case folder"));
     if (!dir.isEmpty()) openImage(dir);
   });
   QAction* openFromPacs = file->addAction(tr("Open from &PACS…"), this, [this] {
@@ -261,10 +262,13 @@ void MainWindow::buildToolBar() {
 
 bool MainWindow::openImage(const QString& path, QString* error) {
   try {
-    requireMemoryToOpenImage(path.toStdString());
-    ImageVolume image = serveEventsWhile([&] { return readImage(path.toStdString()); });
+    // A BraTS case folder as downloaded: its four modalities in MSD's order, then its segmentation.
+    const auto brats = bratsCaseOf(path.toStdString());
+    if (!brats) requireMemoryToOpenImage(path.toStdString());
+    ImageVolume image = serveEventsWhile([&] { return brats ? loadCaseImage(*brats) : readImage(path.toStdString()); });
     document_->setImage(std::move(image), path);
     rememberRecent(path);
+    if (brats && !brats->label.empty()) return openLabels(QString::fromStdString(brats->label.string()), error);
     return true;
   } catch (const std::exception& e) {
     const QString message = tr("Cannot open %1:\n%2").arg(path, QString::fromUtf8(e.what()));

@@ -1,6 +1,9 @@
 #include "core/dataset/Dataset.h"
 
+#include "core/dataset/BratsLayout.h"
+
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cstdio>
 #include <iterator>
@@ -90,7 +93,8 @@ std::string readDatasetJsonFile(const fs::path& file) {
     throw DatasetError("data-set folder " + file.parent_path().string() + " does not exist or is not a folder");
   if (!fs::exists(file, ec))
     throw DatasetError("no dataset.json in " + file.parent_path().string() +
-                       ": a data-set folder needs one (MSD or nnU-Net v2 format)");
+                       ": a data-set folder needs one (MSD or nnU-Net v2 format), or BraTS case folders as the "
+                       "challenge ships them (BraTS2021_00000/BraTS2021_00000_flair.nii.gz, BraTS-GLI-00000-000/...-t2f.nii.gz)");
   try {
     return readTextFile(file, kMaxDatasetJsonBytes);
   } catch (const std::exception& e) {
@@ -358,7 +362,14 @@ std::string relativeForJson(const Dataset& dataset, const fs::path& path, const 
 
 }  // namespace
 
-const char* layoutName(DatasetLayout layout) { return layout == DatasetLayout::MSD ? "MSD" : "nnU-Net v2"; }
+const char* layoutName(DatasetLayout layout) {
+  switch (layout) {
+    case DatasetLayout::MSD: return "MSD";
+    case DatasetLayout::NnUNetV2: return "nnU-Net v2";
+    case DatasetLayout::BraTS: return "BraTS";
+  }
+  return "?";
+}
 
 std::string caseIdFromFileName(const fs::path& file, const std::string& ending) {
   std::string name = file.filename().string();
@@ -405,7 +416,14 @@ fs::path resolveInsideDataset(const fs::path& root, const std::string& relative)
 }
 
 Dataset loadDataset(const fs::path& root) {
+  std::error_code ec;
+  if (!fs::exists(root / "dataset.json", ec) && isBratsFolder(root)) return loadBratsDataset(root);
   return datasetFromJson(readDatasetJsonFile(root / "dataset.json"), root);
+}
+
+bool isDatasetFolder(const fs::path& folder) {
+  std::error_code ec;
+  return fs::is_regular_file(folder / "dataset.json", ec) || isBratsFolder(folder);
 }
 
 Dataset datasetFromJson(const std::string& text, const fs::path& root) {
@@ -451,7 +469,21 @@ ImageVolume loadCaseImage(const CaseEntry& entry, const ReadOptions& options) {
 
 LabelVolume loadCaseLabels(const CaseEntry& entry, const ReadOptions& options) {
   if (entry.label.empty()) throw DatasetError("case '" + entry.id + "' has no label map (is it a test case?)");
-  return readLabels(entry.label, options);
+  LabelVolume labels = readLabels(entry.label, options);
+  if (entry.storedLabels.empty()) return labels;
+  std::array<int, 256> toValue;
+  toValue.fill(-1);
+  for (const auto& [stored, value] : entry.storedLabels) toValue[static_cast<size_t>(stored)] = value;
+  for (auto& v : labels.data) {
+    if (toValue[v] < 0) {
+      std::string known;
+      for (const auto& [stored, value] : entry.storedLabels) known += (known.empty() ? "" : ", ") + std::to_string(stored);
+      throw DatasetError(entry.label.string() + ": label value " + std::to_string(v) + " is not one of this data set's (" +
+                         known + ")");
+    }
+    v = static_cast<uint8_t>(toValue[v]);
+  }
+  return labels;
 }
 
 void writeMsdDatasetJson(const Dataset& dataset) {

@@ -28,12 +28,15 @@ class DatasetError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-enum class DatasetLayout { MSD, NnUNetV2 };
+enum class DatasetLayout { MSD, NnUNetV2, BraTS };
 
 struct CaseEntry {
   std::string id;                               // "BRATS_001"
   std::vector<std::filesystem::path> images;    // MSD: one 4-D file; nnU-Net: one file per channel
   std::filesystem::path label;                  // empty for test cases
+  // Label values as the label file stores them -> the data set's values, where they differ (BraTS 2021
+  // stores enhancing tumour as 4, MSD's 3); empty: stored as used. Any other stored value is refused.
+  std::map<int, int> storedLabels;
 };
 
 struct Dataset {
@@ -50,17 +53,25 @@ struct Dataset {
   std::map<std::string, std::vector<int>> regions;
   int declaredNumTraining = -1;                 // "numTraining" as written; -1 when absent
   int declaredNumTest = -1;                     // "numTest" (MSD) as written; -1 when absent
+  // A challenge folder read as downloaded (core/dataset/BratsLayout.h): its edition ("BraTS 2021"), its
+  // label codes -> the data set's values, and its names for them, so masks go back in its own codes.
+  std::string edition;
+  std::map<int, int> storedLabels;
+  std::map<int, std::string> storedLabelNames;
 
   std::filesystem::path jsonPath() const { return root / "dataset.json"; }
 };
 
-const char* layoutName(DatasetLayout layout);   // "MSD", "nnU-Net v2"
+const char* layoutName(DatasetLayout layout);   // "MSD", "nnU-Net v2", "BraTS"
 // Case id from a file name: "imagesTr/BRATS_001.nii.gz" -> "BRATS_001" (strips `ending` when it
 // matches, otherwise every extension).
 std::string caseIdFromFileName(const std::filesystem::path& file, const std::string& ending = ".nii.gz");
 
-// Parses root/dataset.json. Throws DatasetError naming the file and the offending field.
+// Parses root/dataset.json, or reads a BraTS challenge folder as downloaded (no dataset.json; BratsLayout.h).
+// Throws DatasetError naming the file and the offending field.
 Dataset loadDataset(const std::filesystem::path& root);
+// Whether `folder` is a data set loadDataset reads: it has a dataset.json or is a BraTS challenge folder.
+bool isDatasetFolder(const std::filesystem::path& folder);
 // Parses `text` as the dataset.json of the data-set folder `root`: what loadDataset does once it has
 // read the file (paths resolve inside root, nnU-Net v2 cases are discovered in root's folders). For
 // dataset.json text that arrives other than as a file (the fuzz harnesses). DatasetError.
@@ -73,9 +84,10 @@ std::filesystem::path resolveInsideDataset(const std::filesystem::path& root, co
 // Whether an existing or future `path` lies inside `root` after following symbolic links.
 bool isInsideDataset(const std::filesystem::path& root, const std::filesystem::path& path);
 
-// All channels of one case as a single multi-channel volume, and its label map. Per-channel files
-// (nnU-Net) must share size and geometry, else DatasetError naming both files. A test case (no
-// label) asked for labels is a DatasetError.
+// All channels of one case as a single multi-channel volume, and its label map (its stored values
+// turned into the data set's: CaseEntry::storedLabels). Per-channel files (nnU-Net, BraTS) must share
+// size and geometry, else DatasetError naming both files. A test case (no label) asked for labels, and a
+// stored value the data set does not know, are DatasetErrors.
 ImageVolume loadCaseImage(const CaseEntry& entry, const ReadOptions& options = {});
 LabelVolume loadCaseLabels(const CaseEntry& entry, const ReadOptions& options = {});
 

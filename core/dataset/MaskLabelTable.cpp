@@ -1,6 +1,8 @@
 #include "core/dataset/MaskLabelTable.h"
 
+#include "core/dataset/BratsLayout.h"
 #include "core/dataset/Dataset.h"
+#include "core/io/SidecarPath.h"
 
 namespace medseg {
 namespace fs = std::filesystem;
@@ -24,8 +26,18 @@ std::optional<LabelTable> datasetLabelTableFor(const fs::path& mask) {
 
 }  // namespace
 
+// A BraTS case's segmentation (BraTS2021_00000/BraTS2021_00000_seg.nii.gz) holds the challenge's codes.
+std::optional<LabelTable> bratsLabelTableFor(const fs::path& mask) {
+  const auto edition = bratsEditionOfCase(mask.parent_path());
+  if (!edition) return std::nullopt;
+  const std::string id = mask.parent_path().filename().string();
+  if (withoutImageExtension(mask) != id + edition->separator + "seg") return std::nullopt;
+  return labelTableFromNames(edition->names);
+}
+
 std::optional<LabelTable> labelTableForMask(const fs::path& mask) {
   if (auto beside = findLabelTableFor(mask)) return beside;
+  if (auto brats = bratsLabelTableFor(mask)) return brats;
   return datasetLabelTableFor(mask);
 }
 

@@ -48,4 +48,21 @@ CaseMatching matchCasesByName(const fs::path& predictionFolder, const fs::path& 
   return matching;
 }
 
+CaseMatching matchCasesOfDataset(const fs::path& predictionFolder, const Dataset& dataset) {
+  CaseMatching matching;
+  std::map<std::string, fs::path> predicted = imagesByCase(predictionFolder, matching.problems);
+  for (const auto& entry : dataset.training) {
+    const auto it = predicted.find(entry.id);
+    if (it == predicted.end()) {
+      matching.onlyReference.push_back(entry.label);
+      continue;
+    }
+    matching.pairs.push_back({entry.id, it->second, entry.label});
+    predicted.erase(it);
+  }
+  std::sort(matching.pairs.begin(), matching.pairs.end(), [](const CasePair& a, const CasePair& b) { return a.id < b.id; });
+  for (const auto& [id, path] : predicted) matching.onlyPredicted.push_back(path);
+  return matching;
+}
+
 }  // namespace medseg

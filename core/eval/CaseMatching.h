@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "core/dataset/Dataset.h"
+
 namespace medseg {
 
 struct CasePair {
@@ -28,5 +30,8 @@ std::string caseIdOfImageFile(const std::filesystem::path& path);
 // Throws InputError when a folder does not exist.
 CaseMatching matchCasesByName(const std::filesystem::path& predictionFolder,
                               const std::filesystem::path& referenceFolder);
+// The image files of the prediction folder matched with the labelled cases of a data set by case id
+// (a reference is then a case's label file, read with loadCaseLabels).
+CaseMatching matchCasesOfDataset(const std::filesystem::path& predictionFolder, const Dataset& dataset);
 
 }  // namespace medseg

@@ -52,6 +52,21 @@ std::string humanLine(const std::string& tag, const nlohmann::json& d, const std
   return line.str();
 }
 
+// The mask in the input data set's own label codes (a BraTS 2021 folder: enhancing tumour as 4).
+LabelVolume inStoredCodes(LabelVolume labels, const InferenceCase& job) {
+  std::array<int, 256> code;
+  code.fill(-1);
+  code[0] = 0;
+  for (const auto& [value, stored] : job.storedLabels) code[static_cast<size_t>(value)] = stored;
+  for (auto& v : labels.data) {
+    if (code[v] < 0)
+      throw std::runtime_error("the model gave label " + std::to_string(v) + ", which the data set " +
+                               job.entry.images.front().parent_path().string() + " has no code for");
+    v = static_cast<uint8_t>(code[v]);
+  }
+  return labels;
+}
+
 struct CaseRun {
   plugin::Segmenter& segmenter;
   const InferenceOptions& options;
@@ -83,7 +98,8 @@ nlohmann::json segmentCase(const InferenceCase& job, const CaseRun& run, const s
   if (!job.labelsOut.parent_path().empty()) fs::create_directories(job.labelsOut.parent_path());
   const bool probabilities = run.options.probabilities && !result.probabilities.data.empty();
   if (probabilities) writeImage(result.probabilities, job.probabilitiesOut);
-  writeMask(result.labels, job, labelTableFromNames(run.names));  // NIfTI/NRRD + label tables, or a DICOM SEG
+  if (job.storedLabels.empty()) writeMask(result.labels, job, labelTableFromNames(run.names));  // NIfTI/NRRD + label tables, or a DICOM SEG
+  else writeMask(inStoredCodes(result.labels, job), job, labelTableFromNames(job.storedLabelNames));
   nlohmann::json details = {{"case", job.entry.id},
                             {"status", "ok"},
                             {"output", job.labelsOut.string()},

@@ -67,6 +67,8 @@ std::vector<InferenceCase> datasetCases(const fs::path& root, const InferenceOpt
     InferenceCase job = makeCase(c->id, c->images, outDir / (c->id + maskExtension(o.format)));
     job.entry = *c;
     job.entry.label.clear();
+    for (const auto& [stored, value] : dataset.storedLabels) job.storedLabels[value] = stored;
+    job.storedLabelNames = dataset.storedLabelNames;
     jobs.push_back(std::move(job));
   }
   return jobs;
@@ -151,7 +153,7 @@ std::vector<InferenceCase> planInference(const InferenceOptions& o) {
     const std::string id = caseIdFromFileName(input, "");
     jobs.push_back(makeCase(id, {input}, singleOutput(id)));
   } else if (fs::is_directory(input)) {
-    if (fs::exists(input / "dataset.json")) {
+    if (isDatasetFolder(input)) {
       if (outIsFile) throw InputError("--out must be a folder when the input is a data set");
       jobs = datasetCases(input, o, out);
     } else {
@@ -171,8 +173,8 @@ std::vector<InferenceCase> planInference(const InferenceOptions& o) {
   } else {
     throw InputError("input " + input.string() + " is neither a file nor a folder");
   }
-  if ((!o.cases.empty() || o.subset != "test") && !fs::exists(input / "dataset.json"))
-    throw InputError("--case and --subset apply to data-set folders (with dataset.json) only");
+  if ((!o.cases.empty() || o.subset != "test") && !isDatasetFolder(input))
+    throw InputError("--case and --subset apply to data-set folders (with dataset.json, or a BraTS folder) only");
   requireOutputsAreNotInputs(jobs);
   for (auto& job : jobs) attachDicomReference(job, o);
   return jobs;

@@ -1,11 +1,10 @@
 #include "core/util/TensorMemory.h"
 
 #include <malloc.h>
+#include <unistd.h>  // environ (declared here with C linkage, as every other source sees it)
 
 #include <cstdlib>
 #include <cstring>
-
-extern char** environ;
 
 namespace medseg {
 namespace {

@@ -11,6 +11,8 @@ DescriptionOverrides overridesFrom(const nlohmann::json& p) {
   if (p.contains("classes") && !p["classes"].is_null()) o.classNames = p["classes"].get<std::vector<std::string>>();
   o.regions = p.value("regions", false);
   if (p.contains("modalities") && !p["modalities"].is_null()) o.modalities = p["modalities"].get<std::vector<std::string>>();
+  if (o.regions && !o.classNames.empty())
+    throw InputError("parameters regions and classes exclude each other: regions names the outputs WT, TC, ET");
   return o;
 }
 

@@ -24,7 +24,7 @@ tiny_config="$source_dir/resources/configs/tiny-test.yaml"
 # tasks are covered as "plugins run ID TASK".
 declare -A covers=(
   [dataset-synth]="dataset synth" [dataset-check]="dataset check" [dataset-info]="dataset info"
-  [dataset-preprocess]="dataset preprocess" [train]="train" [infer]="infer" [infer-nnunet]="infer (nnunet model folder)"
+  [dataset-preprocess]="dataset preprocess" [dataset-convert]="dataset convert" [train]="train" [infer]="infer" [infer-nnunet]="infer (nnunet model folder)"
   [evaluate]="evaluate"
   [export]="export" [demo]="demo" [bench]="bench" [bench-pipeline]="bench --pipeline"
   [plugins-list]="plugins list" [plugins-info]="plugins info" [render]="render"
@@ -71,6 +71,9 @@ run_case() {
     dataset-preprocess) fresh
       expect_exit 0 "$medseg" dataset preprocess "$shared/data" --out cache --config "$tiny_config"
       [ -n "$(ls cache)" ] || fail "the cache folder is empty" ;;
+    dataset-convert) fresh
+      expect_exit 0 "$medseg" dataset convert "$shared/data" --to nnunet --out converted
+      expect_exit 0 "$medseg" dataset check converted ;;
     train) fresh
       expect_exit 0 "$medseg" train --config "$tiny_config" --data "$shared/data" --out run --set epochs=1
       [ -f run/best.pt ] || fail "no best.pt" ;;

@@ -21,17 +21,17 @@ nlohmann::json resultOf(const test::CommandResult& run) {
   return {};
 }
 
-TEST(PluginsCommand, ListsTheThreePluginsWithVersionsAndKinds) {
+TEST(PluginsCommand, ListsTheBuiltPluginsWithVersionsAndKinds) {
   const auto text = test::runMedseg({"plugins", "list"});
   ASSERT_EQ(text.exitCode, 0) << text.output;
-  for (const char* line : {"unet3d", "torchscript", "region-growing", "train,infer", "1.0.0"})
+  for (const char* line : {"unet3d", "torchscript", "nnunet", "region-growing", "train,infer", "1.0.0"})
     EXPECT_NE(text.output.find(line), std::string::npos) << line << "\n" << text.output;
   const auto json = test::runMedseg({"--json", "plugins", "list", "--load"});
   ASSERT_EQ(json.exitCode, 0) << json.output;
   std::map<std::string, nlohmann::json> byId;
   const nlohmann::json listed = resultOf(json);  // kept: the loop reads into it
   for (const auto& p : listed["plugins"]) byId[p["id"].get<std::string>()] = p;
-  ASSERT_EQ(byId.count("unet3d") + byId.count("torchscript") + byId.count("region-growing"), 3u) << json.output;
+  ASSERT_EQ(byId.count("unet3d") + byId.count("torchscript") + byId.count("nnunet") + byId.count("region-growing"), 4u) << json.output;
   for (const auto& [id, p] : byId) EXPECT_EQ(p["state"], "loaded") << id << ": " << p["reason"];
   EXPECT_EQ(byId["unet3d"]["kinds"], nlohmann::json({"train", "infer"}));
   EXPECT_EQ(byId["region-growing"]["capabilities"]["prompts"], nlohmann::json({"seed-points"}));
@@ -88,7 +88,8 @@ TEST(PluginsCommand, PluginCrashingDuringInferEndsOnlyItsProcess) {
   int loaded = 0;
   const nlohmann::json listed = resultOf(list);
   for (const auto& p : listed["plugins"]) loaded += p["state"].get<std::string>() == "loaded";
-  EXPECT_EQ(loaded, 4) << list.output;  // crash-test loads fine; it only crashes when it runs
+  EXPECT_EQ(loaded, static_cast<int>(listed["plugins"].size())) << list.output;  // crash-test loads fine; it only crashes when it runs
+  EXPECT_EQ(listed["plugins"].size(), 5u) << list.output;  // the 4 built plugins and crash-test
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QFile>
 #include <QLineEdit>
 #include <QMessageBox>
 #include <QProcess>
@@ -18,6 +19,8 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+
+#include <nlohmann/json.hpp>
 
 #include "app/studio/InferencePanel.h"
 #include "app/studio/MainWindow.h"
@@ -72,6 +75,17 @@ class PluginPanelTest : public QObject {
     QVERIFY2(build.exitCode() == 0, build.readAll().constData());
     // The registry (and the `medseg` children, which inherit it) find the example and the crash fixture.
     qputenv("MEDSEG_PLUGIN_PATH", (scratch_.filePath("example/build/plugins") + ":" MEDSEG_TEST_PLUGIN_DIR).toUtf8());
+    // A parameter added to the example's manifest, and to nothing else (issue #38: one declaration).
+    QFile manifestFile(scratch_.filePath("example/build/plugins/threshold/manifest.json"));
+    QVERIFY(manifestFile.open(QIODevice::ReadOnly));
+    nlohmann::json manifest = nlohmann::json::parse(manifestFile.readAll().toStdString());
+    manifestFile.close();
+    manifest["parameters"]["infer"].push_back({{"name", "edge_softness"}, {"type", "number"}, {"default", 0.5},
+                                               {"minimum", 0.0}, {"maximum", 1.0}, {"label", "Edge softness"},
+                                               {"help", "How soft the threshold's edge is (added to the manifest alone)"}});
+    QVERIFY(manifestFile.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    manifestFile.write(QByteArray::fromStdString(manifest.dump(1)));
+    manifestFile.close();
 
     ImageVolume image({kEdge, kEdge, kDepth}, 1, {}, 0.0f);
     for (int64_t z = 1; z < kDepth - 1; ++z)
@@ -104,6 +118,30 @@ class PluginPanelTest : public QObject {
     auto* form = window_->trainingPanel()->findChild<ParameterForm*>("trainingParameters");
     QVERIFY(qobject_cast<QSpinBox*>(form->editor("epochs")));
     QVERIFY(qobject_cast<QComboBox*>(form->editor("optimizer.name")));
+  }
+
+  // The parameter added to the manifest in initTestCase is a flag of `medseg infer`, a line of `medseg
+  // plugins info` and a field of the studio's form, with no other file changed.
+  void aParameterAddedToAManifestAppearsInTheCommandLineInfoAndForm() {
+    const auto medseg = [](const QStringList& arguments) {
+      QProcess process;
+      process.setProcessChannelMode(QProcess::MergedChannels);
+      process.start(MEDSEG_BINARY, arguments);
+      process.waitForFinished(60000);
+      return QString::fromUtf8(process.readAll());
+    };
+    const QString help = medseg({"infer", "--help"});
+    QVERIFY2(help.contains("--edge-softness"), qPrintable(help));
+    QVERIFY2(help.contains("added to the manifest alone"), qPrintable(help));
+    QVERIFY2(help.contains("--no-gaussian") && help.contains("--no-mirror") && help.contains("--whole-volume"), qPrintable(help));
+    const QString info = medseg({"plugins", "info", "threshold"});
+    QVERIFY2(info.contains("edge_softness"), qPrintable(info));
+    InferencePanel* panel = window_->inferencePanel();
+    QVERIFY(panel->setPlugin("threshold"));
+    auto* editor = qobject_cast<QDoubleSpinBox*>(panel->parameterForm()->editor("edge_softness"));
+    QVERIFY(editor);
+    QCOMPARE(editor->value(), 0.5);
+    QCOMPARE(editor->maximum(), 1.0);
   }
 
   void outOfTreePluginGetsItsFormFromItsSchemaAndRuns() {

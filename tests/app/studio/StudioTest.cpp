@@ -188,6 +188,37 @@ class StudioTest : public QObject {
     QCOMPARE(regionRow(computeLabelStatistics(window.document()), "ET"), 512LL);
   }
 
+  // A BraTS 2021 case folder as downloaded opens with its four modalities in FLAIR, T1w, T1gd, T2w order
+  // and its segmentation in the challenge's codes, named as the challenge names them, with the tumour
+  // regions over those codes (enhancing tumour is label 4).
+  void bratsCaseFolderOpensWithItsModalitiesAndSegmentation() {
+    QTemporaryDir folder;
+    const std::filesystem::path caseFolder = std::filesystem::path(folder.path().toStdString()) / "BraTS2021_00007";
+    std::filesystem::create_directories(caseFolder);
+    const ImageVolume image = phantomImage();
+    const char* suffixes[] = {"flair", "t1", "t1ce", "t2"};
+    for (int64_t c = 0; c < 4; ++c) {
+      ImageVolume channel = extractChannel(image, 0);
+      for (auto& v : channel.data) v = v == 0 ? 0.0f : float(10 * (c + 1));
+      writeImage(channel, caseFolder / ("BraTS2021_00007_" + std::string(suffixes[c]) + ".nii.gz"));
+    }
+    LabelVolume codes = phantomLabels(image);  // 1 edema, 2 non-enhancing, 3 enhancing -> 2, 1, 4
+    for (auto& v : codes.data) v = v == 1 ? 2 : v == 2 ? 1 : v == 3 ? 4 : v;
+    writeLabels(codes, caseFolder / "BraTS2021_00007_seg.nii.gz");
+    MainWindow window;
+    QString error;
+    QVERIFY2(window.openImage(QString::fromStdString(caseFolder.string()), &error), qPrintable(error));
+    QCOMPARE(window.document().image().channels, int64_t{4});
+    QVERIFY(window.document().hasLabels());
+    QCOMPARE(window.document().labelStyles().at(4).name, QString("ET"));
+    QCOMPARE(window.document().labelStyles().at(2).name, QString("ED"));
+    const auto rows = computeLabelStatistics(window.document());
+    bool et = false;
+    for (const auto& row : rows)
+      if (row.name.startsWith("ET")) et = row.voxels == 512;
+    QVERIFY(et);
+  }
+
   void surfaceViewIsNotBlank() {
     MainWindow window;
     ImageVolume image = phantomImage();
