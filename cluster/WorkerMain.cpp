@@ -11,7 +11,7 @@
 // stages, one per rank), whose training continues its pipeline checkpoint only with --resume (or
 // starts over with --fresh):
 //   --mode model --task train|verify|bench|infer [--resume | --fresh] [--split encoder2,...] [--memory-per-device MB[,MB..]]
-//                [--micro-batches M] [--schedule gpipe|1f1b] [--checkpoint] [--device cpu|cuda] [--local-stages K]
+//                [--micro-batches M] [--schedule gpipe|1f1b] [--recompute] [--device cpu|cuda] [--local-stages K]
 //                [--model FILE --cases N --infer-size X,Y,Z --roi R --overlap F --skip-sliding]
 // infer: the data set's cases segmented with a trained model, dealt to the ranks largest first, into
 // DIR/masks/, with DIR/metrics.csv against the labels (cluster/infer/DistributedInference.h):
@@ -23,6 +23,7 @@
 // In experiment mode on the CPU each trial worker of a node is pinned to its own block of the node's
 // CPUs (pinTrialWorker).
 #include <iostream>
+#include <map>
 #include <optional>
 #include <thread>
 
@@ -42,6 +43,7 @@
 #include "core/util/Interrupt.h"
 #include "core/nn/CudaDeviceCount.h"
 #include "core/nn/ProcessMemory.h"
+#include "core/plugin/DefaultPlugin.h"
 
 namespace {
 
@@ -154,12 +156,15 @@ void pinTrialWorker(const MpiEnvironment& mpi) {
 nlohmann::json trainingDocument(const WorkerOptions& o, const std::vector<std::string>& overrides, std::string* plugin) {
   nlohmann::json document = readConfigDocument(o.config);
   for (const auto& assignment : overrides) applyOverride(document, assignment);
-  *plugin = document.value("plugin", std::string("unet3d"));
+  *plugin = document.value("plugin", std::string(plugin::kDefaultTrainingPlugin));
   document.erase("plugin");
   return document;
 }
 
-plugin::ParallelContext worldContext(const MpiEnvironment& mpi, const MPI_Comm& world) {
+// All ranks as the plugins see them. The communicator goes by address (ParallelContext::mpiCommunicator),
+// so it is one that lives as long as the process.
+plugin::ParallelContext worldContext(const MpiEnvironment& mpi) {
+  static const MPI_Comm world = MPI_COMM_WORLD;
   plugin::ParallelContext parallel;
   parallel.rank = parallel.globalRank = mpi.rank();
   parallel.size = mpi.size();
@@ -182,114 +187,149 @@ nlohmann::json pipelineParameters(const WorkerOptions& o, const std::vector<std:
           {"skip_sliding", m.skipSliding}};
 }
 
-int run(const WorkerOptions& o, const MpiEnvironment& mpi) {
-  Reporter reporter(o.json ? OutputMode::JsonLines : OutputMode::Human);
-  const std::filesystem::path runDir(o.runDir);
-  std::vector<std::string> overrides = o.overrides;
-  if (!o.data.empty()) overrides.push_back("data=" + o.data);
-  if (mpi.rank() == 0) markState(runDir, RunState::Running, {{"ranks", mpi.size()}});
-  if (o.config.empty() && o.mode != "infer") throw InputError("--config FILE is required in " + o.mode + " mode");
-  std::vector<std::filesystem::path> extra(o.pluginPaths.begin(), o.pluginPaths.end());
-  plugin::PluginRegistry plugins(plugin::PluginRegistry::searchPath(extra));
-  const MPI_Comm world = MPI_COMM_WORLD;
+// What one rank of a mode hands back: the summary rank 0 reports, and the exit code.
+struct ModeResult {
   nlohmann::json summary;
   int code = 0;
-  if (o.mode == "data") {
-    std::string pluginId;
-    plugin::TrainingRequest request;
-    request.config = trainingDocument(o, overrides, &pluginId);
-    if (request.config.value("threads", int64_t{0}) <= 0) request.config["threads"] = defaultThreads(mpi);
-    request.config["device"] =
-        placeThisRank(mpi, o.device.empty() ? request.config.value("device", std::string("auto")) : o.device, runDir);
-    if (!plugins.entry(pluginId).manifest.capabilities.dataParallel)
-      throw InputError("plugin " + pluginId + " does not train data parallel (its capabilities: no data_parallel)");
-    request.runDir = runDir;
-    request.bucketMb = o.bucketMb;
-    request.overlapCommunication = !o.noOverlap;
-    // A run folder holding checkpoint.pt is a run that was cut off (a rank died, the job hit its time
-    // limit, Slurm requeued it): continue it. One killed before its first checkpoint starts over.
-    request.resume = o.fresh ? plugin::ResumePolicy::Discard : plugin::ResumePolicy::ContinueIfSaved;
-    plugin::RunContext context(reporter);
-    context.setParallel(worldContext(mpi, world));
-    summary = plugins.training(pluginId).train(request, context);
-    summary["plugin"] = pluginId;
-    if (o.probeAllreduce) writeAllreduceProbe(runDir, mpi);
-  } else if (o.mode == "experiment") {
-    ExperimentOptions options;
-    options.configDocument = readConfigDocument(o.config);
-    for (const auto& assignment : o.overrides) applyOverride(options.configDocument, assignment);
-    if (!options.configDocument.contains("threads")) options.configDocument["threads"] = defaultThreads(mpi);
-    const std::string wanted = o.device.empty() ? options.configDocument.value("device", std::string("auto")) : o.device;
-    options.device = placeThisRank(mpi, wanted, runDir);
-    if (mpi::maximumOverRanks(options.device == "cpu" ? 0 : 1, MPI_COMM_WORLD) == 0) pinTrialWorker(mpi);
-    options.dataPath = o.data;
-    options.runDir = runDir;
-    options.groupSize = o.groupSize;
-    options.plugins = &plugins;
-    summary = runExperimentSearch(options, reporter).toJson();
-    if (mpi.rank() == 0) writeFileAtomically(runDir / "metrics.json", summary.dump(2) + "\n");
-  } else if (o.mode == "model") {
-    std::string pluginId;
-    const nlohmann::json document = trainingDocument(o, overrides, &pluginId);
-    const auto& manifest = plugins.entry(pluginId).manifest;
-    const plugin::PluginTask* task = manifest.task("pipeline");
-    if (!manifest.capabilities.pipeline || !task)
-      throw InputError("plugin " + pluginId + " has no model parallelism (capability pipeline, task \"pipeline\")");
-    if (!o.device.empty() && o.device != "cpu" && o.device != "cuda")
-      throw InputError("--device: model mode takes cpu or cuda (stage r on cuda:<local rank>), found \"" + o.device + "\"");
-    WorkerOptions given = o;
-    if (!o.device.empty()) given.model.device = o.device;
-    const int64_t threads = document.value("threads", int64_t{0}) > 0 ? document["threads"].get<int64_t>() : defaultThreads(mpi);
-    const nlohmann::json parameters =
-        task->parameters.resolve(pipelineParameters(given, overrides, threads), "plugin " + pluginId + "'s task pipeline");
-    plugin::RunContext context(reporter);
-    context.setParallel(worldContext(mpi, world));
-    summary = plugins.load(pluginId).runTask("pipeline", parameters, context);
-    summary["plugin"] = pluginId;
-  } else if (o.mode == "infer") {
-    if (o.model.model.empty()) throw InputError("--mode infer needs --model FILE (best.pt, checkpoint.pt, TorchScript or a bundle)");
-    if (o.data.empty()) throw InputError("--mode infer needs --data DIR (the data set to segment)");
-    DistributedInferenceOptions options;
-    options.plugins = &plugins;
-    options.runDir = runDir;
-    options.rank = mpi.rank();
-    options.inference.plugin = o.inferPlugin;
-    options.inference.model = o.model.model;
-    options.inference.input = o.data;
-    options.inference.subset = o.subset;
-    // Only what was asked for: each plugin has its own parameters and defaults (--set NAME=VALUE for any).
-    auto& parameters = options.inference.parameters;
-    if (o.wholeVolume) parameters["whole_volume"] = true;
-    if (!o.model.roi.empty()) parameters["roi"] = o.model.roi;
-    if (o.model.overlap) parameters["overlap"] = *o.model.overlap;
-    const std::string pluginId = inferencePluginId(options.inference, plugins);
-    for (const auto& assignment : o.overrides) {
-      auto [name, value] = plugins.entry(pluginId).manifest.inferParameters.parseAssignment(
-          assignment, "plugin " + pluginId + "'s infer parameters");
-      parameters[name] = value;
-    }
-    options.inference.threads = static_cast<int>(defaultThreads(mpi));
-    options.inference.device = placeThisRank(mpi, o.device.empty() ? "auto" : o.device, runDir);
-    const DistributedInferenceResult result = runDistributedInference(options, reporter);
-    summary = result.toJson();
-    if (result.failed > 0) code = result.failuresAreBadInput ? 3 : 4;
-  } else {
-    throw InputError("--mode: expected data, experiment, model or infer, found \"" + o.mode + "\"");
-  }
-  if (mpi.rank() == 0) {
-    summary["event"] = "result";
-    summary["kind"] = o.mode;
-    if (reporter.json())
-      reporter.emit(summary);
-    else
-      std::cout << summary.dump(2) << "\n";
-    if (code == 0)
-      markState(runDir, RunState::Finished);
-    else
-      markState(runDir, RunState::Failed, {{"message", std::to_string(summary.value("failed", 0)) +
+};
+
+// The plugins, the run folder and the ranks every mode works with.
+struct WorkerRun {
+  const WorkerOptions& options;
+  const MpiEnvironment& mpi;
+  plugin::PluginRegistry& plugins;
+  Reporter& reporter;
+  std::filesystem::path runDir;
+  std::vector<std::string> overrides;  // the config overrides, with data= when --data is given
+};
+
+// data: one training, data parallel over all ranks.
+ModeResult trainDataParallel(const WorkerRun& w) {
+  const WorkerOptions& o = w.options;
+  std::string pluginId;
+  plugin::TrainingRequest request;
+  request.config = trainingDocument(o, w.overrides, &pluginId);
+  if (request.config.value("threads", int64_t{0}) <= 0) request.config["threads"] = defaultThreads(w.mpi);
+  request.config["device"] =
+      placeThisRank(w.mpi, o.device.empty() ? request.config.value("device", std::string("auto")) : o.device, w.runDir);
+  if (!w.plugins.entry(pluginId).manifest.capabilities.dataParallel)
+    throw InputError("plugin " + pluginId + " does not train data parallel (its capabilities: no data_parallel)");
+  request.runDir = w.runDir;
+  request.bucketMb = o.bucketMb;
+  request.overlapCommunication = !o.noOverlap;
+  // A run folder holding a checkpoint is a run that was cut off (a rank died, the job hit its time
+  // limit, Slurm requeued it): continue it. One killed before its first checkpoint starts over.
+  request.resume = o.fresh ? plugin::ResumePolicy::Discard : plugin::ResumePolicy::ContinueIfSaved;
+  plugin::RunContext context(w.reporter);
+  context.setParallel(worldContext(w.mpi));
+  ModeResult result{w.plugins.training(pluginId).train(request, context)};
+  result.summary["plugin"] = pluginId;
+  if (o.probeAllreduce) writeAllreduceProbe(w.runDir, w.mpi);
+  return result;
+}
+
+// experiment: a search, rank 0 coordinating, the others training trials in groups.
+ModeResult searchExperiments(const WorkerRun& w) {
+  const WorkerOptions& o = w.options;
+  ExperimentOptions options;
+  options.configDocument = readConfigDocument(o.config);
+  for (const auto& assignment : o.overrides) applyOverride(options.configDocument, assignment);
+  if (!options.configDocument.contains("threads")) options.configDocument["threads"] = defaultThreads(w.mpi);
+  const std::string wanted = o.device.empty() ? options.configDocument.value("device", std::string("auto")) : o.device;
+  options.device = placeThisRank(w.mpi, wanted, w.runDir);
+  if (mpi::maximumOverRanks(options.device == "cpu" ? 0 : 1, MPI_COMM_WORLD) == 0) pinTrialWorker(w.mpi);
+  options.dataPath = o.data;
+  options.runDir = w.runDir;
+  options.groupSize = o.groupSize;
+  options.plugins = &w.plugins;
+  ModeResult result{runExperimentSearch(options, w.reporter).toJson()};
+  if (w.mpi.rank() == 0) writeFileAtomically(w.runDir / "metrics.json", result.summary.dump(2) + "\n");
+  return result;
+}
+
+// model: the training plugin's task "pipeline" (model parallelism, one stage per rank).
+ModeResult runPipelineTask(const WorkerRun& w) {
+  const WorkerOptions& o = w.options;
+  std::string pluginId;
+  const nlohmann::json document = trainingDocument(o, w.overrides, &pluginId);
+  const auto& manifest = w.plugins.entry(pluginId).manifest;
+  const plugin::PluginTask* task = manifest.task("pipeline");
+  if (!manifest.capabilities.pipeline || !task)
+    throw InputError("plugin " + pluginId + " has no model parallelism (capability pipeline, task \"pipeline\")");
+  if (!o.device.empty() && o.device != "cpu" && o.device != "cuda")
+    throw InputError("--device: model mode takes cpu or cuda (stage r on cuda:<local rank>), found \"" + o.device + "\"");
+  WorkerOptions given = o;
+  if (!o.device.empty()) given.model.device = o.device;
+  const int64_t threads = document.value("threads", int64_t{0}) > 0 ? document["threads"].get<int64_t>() : defaultThreads(w.mpi);
+  const nlohmann::json parameters =
+      task->parameters.resolve(pipelineParameters(given, w.overrides, threads), "plugin " + pluginId + "'s task pipeline");
+  plugin::RunContext context(w.reporter);
+  context.setParallel(worldContext(w.mpi));
+  ModeResult result{w.plugins.load(pluginId).runTask("pipeline", parameters, context)};
+  result.summary["plugin"] = pluginId;
+  return result;
+}
+
+// infer: the data set's cases dealt to the ranks and segmented through the inference plugin.
+ModeResult segmentCohort(const WorkerRun& w) {
+  const WorkerOptions& o = w.options;
+  if (o.model.model.empty()) throw InputError("--mode infer needs --model (a model file or folder)");
+  if (o.data.empty()) throw InputError("--mode infer needs --data DIR (the data set to segment)");
+  DistributedInferenceOptions options;
+  options.plugins = &w.plugins;
+  options.runDir = w.runDir;
+  options.rank = w.mpi.rank();
+  options.inference.plugin = o.inferPlugin;
+  options.inference.model = o.model.model;
+  options.inference.input = o.data;
+  options.inference.subset = o.subset;
+  // Only what was asked for: each plugin has its own parameters and defaults (--set NAME=VALUE for any).
+  auto& parameters = options.inference.parameters;
+  if (o.wholeVolume) parameters["whole_volume"] = true;
+  if (!o.model.roi.empty()) parameters["roi"] = o.model.roi;
+  if (o.model.overlap) parameters["overlap"] = *o.model.overlap;
+  const std::string pluginId = inferencePluginId(options.inference, w.plugins);
+  parameters.update(w.plugins.entry(pluginId).manifest.inferParameters.parseAssignments(
+      o.overrides, "plugin " + pluginId + "'s infer parameters"));
+  options.inference.threads = static_cast<int>(defaultThreads(w.mpi));
+  options.inference.device = placeThisRank(w.mpi, o.device.empty() ? "auto" : o.device, w.runDir);
+  const DistributedInferenceResult segmented = runDistributedInference(options, w.reporter);
+  ModeResult result{segmented.toJson()};
+  if (segmented.failed > 0) result.code = segmented.failuresAreBadInput ? 3 : 4;
+  return result;
+}
+
+// Rank 0 reports the run's result and marks the run folder finished or failed.
+void reportResult(const WorkerRun& w, ModeResult& result) {
+  if (w.mpi.rank() != 0) return;
+  result.summary["event"] = "result";
+  result.summary["kind"] = w.options.mode;
+  if (w.reporter.json())
+    w.reporter.emit(result.summary);
+  else
+    std::cout << result.summary.dump(2) << "\n";
+  if (result.code == 0)
+    markState(w.runDir, RunState::Finished);
+  else
+    markState(w.runDir, RunState::Failed, {{"message", std::to_string(result.summary.value("failed", 0)) +
                                                            " case(s) failed; see progress.jsonl and logs/launcher.err"}});
-  }
-  return code;
+}
+
+int run(const WorkerOptions& o, const MpiEnvironment& mpi) {
+  Reporter reporter(o.json ? OutputMode::JsonLines : OutputMode::Human);
+  std::vector<std::filesystem::path> extra(o.pluginPaths.begin(), o.pluginPaths.end());
+  plugin::PluginRegistry plugins(plugin::PluginRegistry::searchPath(extra));
+  WorkerRun w{o, mpi, plugins, reporter, o.runDir, o.overrides};
+  if (!o.data.empty()) w.overrides.push_back("data=" + o.data);
+  if (mpi.rank() == 0) markState(w.runDir, RunState::Running, {{"ranks", mpi.size()}});
+  if (o.config.empty() && o.mode != "infer") throw InputError("--config FILE is required in " + o.mode + " mode");
+  const std::map<std::string, ModeResult (*)(const WorkerRun&)> modes{
+      {"data", &trainDataParallel}, {"experiment", &searchExperiments}, {"model", &runPipelineTask}, {"infer", &segmentCohort}};
+  const auto mode = modes.find(o.mode);
+  if (mode == modes.end()) throw InputError("--mode: expected data, experiment, model or infer, found \"" + o.mode + "\"");
+  ModeResult result = mode->second(w);
+  reportResult(w, result);
+  return result.code;
 }
 
 }  // namespace
@@ -320,7 +360,9 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   app.add_option("--micro-batches", m.microBatches, "Model mode: micro-batches per step (divides batch_size)")->check(CLI::PositiveNumber);
   app.add_option("--schedule", m.schedule, "Model mode: gpipe or 1f1b")->check(CLI::IsMember({"gpipe", "1f1b"}));
-  app.add_flag("--checkpoint", m.checkpoint, "Model mode: activation checkpointing (keep stage inputs, recompute)");
+  // "checkpoint" is the resumable training state elsewhere; --checkpoint stays as this flag's old name.
+  app.add_flag("--recompute,--checkpoint", m.checkpoint,
+               "Model mode: keep only stage inputs and recompute activations in backward (activation checkpointing)");
   app.add_option("--device", o.device,
                  "auto, cpu, cuda or cuda:N (default: the config's); rank r takes cuda:(local rank mod GPUs); model mode: "
                  "cpu or cuda (stage r on cuda:<local rank>)");

@@ -7,12 +7,13 @@
 // With the global --json: progress events, then one {"event":"result","kind":"dataset-preprocess"}.
 #include "app/cli/CommandRegistry.h"
 #include "app/cli/PluginTask.h"
+#include "core/plugin/DefaultPlugin.h"
 
 namespace medseg::cli {
 namespace {
 
 struct PreprocessCommandOptions {
-  std::string data, out, config, plugin = "unet3d";
+  std::string data, out, config, plugin = plugin::kDefaultTrainingPlugin;
   std::vector<std::string> overrides;
 };
 

@@ -17,12 +17,13 @@
 #include "core/util/AtomicFile.h"
 #include "core/util/ExecutablePath.h"
 #include "core/util/Interrupt.h"
+#include "core/plugin/DefaultPlugin.h"
 
 namespace medseg::cli {
 namespace {
 namespace fs = std::filesystem;
 
-constexpr const char* kDemoPlugin = "unet3d";
+constexpr const char* kDemoPlugin = plugin::kDefaultTrainingPlugin;
 
 struct DemoOptions {
   fs::path out = "demo-run";

@@ -11,12 +11,13 @@
 
 #include "app/cli/CommandRegistry.h"
 #include "app/cli/PluginTask.h"
+#include "core/plugin/DefaultPlugin.h"
 
 namespace medseg::cli {
 namespace {
 
 struct ExportOptions {
-  std::string model, out, format = "torchscript", plugin = "unet3d";
+  std::string model, out, format = "torchscript", plugin = plugin::kDefaultTrainingPlugin;
 };
 
 int runExport(const ExportOptions& o, CliContext& context) {

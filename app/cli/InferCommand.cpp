@@ -132,15 +132,9 @@ struct ParameterFlags {
 // Parameters parsed by the plugin's schema (so "roi=96" becomes [96] and "tta=yes" true).
 nlohmann::json parseParameters(const std::vector<std::string>& assignments, const InferenceOptions& o,
                                plugin::PluginRegistry& plugins) {
-  nlohmann::json parameters = nlohmann::json::object();
-  if (assignments.empty()) return parameters;
+  if (assignments.empty()) return nlohmann::json::object();
   const std::string id = inferencePluginId(o, plugins);
-  const auto& schema = plugins.entry(id).manifest.inferParameters;
-  for (const auto& assignment : assignments) {
-    auto [name, value] = schema.parseAssignment(assignment, "plugin " + id + "'s infer parameters");
-    parameters[name] = value;
-  }
-  return parameters;
+  return plugins.entry(id).manifest.inferParameters.parseAssignments(assignments, "plugin " + id + "'s infer parameters");
 }
 
 void addInfer(CLI::App& parent, CliContext& context) {

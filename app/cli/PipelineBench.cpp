@@ -64,7 +64,7 @@ std::vector<std::string> planArgs(const PipelineBenchOptions& o, int64_t microBa
   std::vector<std::string> args{"--task", "bench", "--micro-batches", std::to_string(microBatches), "--schedule", o.schedule, "--fit-stages",
                                 std::to_string(o.stages), "--fit-max-edge", std::to_string(o.maxFitEdge), "--bench-steps",
                                 std::to_string(o.steps)};
-  if (o.checkpoint) args.push_back("--checkpoint");
+  if (o.checkpoint) args.push_back("--recompute");
   if (!o.memoryPerDeviceMb.empty()) args.insert(args.end(), {"--memory-per-device", joinNumbers(o.memoryPerDeviceMb)});
   return args;
 }

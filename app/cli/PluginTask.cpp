@@ -4,20 +4,20 @@
 
 namespace medseg::cli {
 
+const plugin::PluginTask& pluginTask(CliContext& context, const std::string& id, const std::string& taskName) {
+  const plugin::PluginManifest& manifest = context.plugins().entry(id).manifest;
+  const plugin::PluginTask* task = manifest.task(taskName);
+  if (task) return *task;
+  std::string known;
+  for (const auto& t : manifest.tasks) known += (known.empty() ? "" : ", ") + t.name;
+  throw plugin::PluginError("plugin " + id + " has no task \"" + taskName + "\" (its tasks: " + (known.empty() ? "none" : known) + ")");
+}
+
 nlohmann::json runPluginTask(CliContext& context, const std::string& id, const std::string& taskName,
                              const nlohmann::json& given) {
-  plugin::PluginRegistry& registry = context.plugins();
-  const plugin::PluginManifest& manifest = registry.entry(id).manifest;
-  const plugin::PluginTask* task = manifest.task(taskName);
-  if (!task) {
-    std::string known;
-    for (const auto& t : manifest.tasks) known += (known.empty() ? "" : ", ") + t.name;
-    throw plugin::PluginError("plugin " + id + " has no task \"" + taskName + "\" (its tasks: " +
-                              (known.empty() ? "none" : known) + ")");
-  }
-  const nlohmann::json parameters = task->parameters.resolve(given, "plugin " + id + "'s task " + taskName);
+  const nlohmann::json parameters = pluginTask(context, id, taskName).parameters.resolve(given, "plugin " + id + "'s task " + taskName);
   plugin::RunContext run(context.reporter());
-  return registry.load(id).runTask(taskName, parameters, run);
+  return context.plugins().load(id).runTask(taskName, parameters, run);
 }
 
 int showTaskResult(CliContext& context, const std::string& kind, nlohmann::json result) {

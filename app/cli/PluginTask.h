@@ -11,6 +11,8 @@
 
 namespace medseg::cli {
 
+// A plugin's task by name; PluginError naming the tasks it has.
+const plugin::PluginTask& pluginTask(CliContext& context, const std::string& plugin, const std::string& task);
 // PluginError for an unknown plugin or task, or a parameter the schema refuses.
 nlohmann::json runPluginTask(CliContext& context, const std::string& plugin, const std::string& task,
                              const nlohmann::json& given);

@@ -129,12 +129,9 @@ int showPlugin(CliContext& context, const std::string& id) {
 int runTask(CliContext& context, const std::string& id, const std::string& taskName,
             const std::vector<std::string>& assignments) {
   const PluginManifest& m = context.plugins().entry(id).manifest;
-  nlohmann::json given = nlohmann::json::object();
-  if (const PluginTask* task = m.task(taskName))
-    for (const auto& a : assignments) {
-      auto [name, value] = task->parameters.parseAssignment(a, "plugin " + id + "'s task " + taskName);
-      given[name] = value;
-    }
+  const PluginTask* task = m.task(taskName);
+  const nlohmann::json given =
+      task ? task->parameters.parseAssignments(assignments, "plugin " + id + "'s task " + taskName) : nlohmann::json::object();
   return showTaskResult(context, "plugin-task", runPluginTask(context, id, taskName, given));
 }
 

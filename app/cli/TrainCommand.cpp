@@ -11,6 +11,7 @@
 #include "core/util/AtomicFile.h"
 #include "core/util/ConfigDocument.h"
 #include "core/util/Interrupt.h"
+#include "core/plugin/DefaultPlugin.h"
 
 namespace medseg::cli {
 namespace {
@@ -36,7 +37,6 @@ std::string formatNumber(double value) {
   return s.str();
 }
 
-constexpr const char* kDefaultTrainingPlugin = "unet3d";
 
 // The --set overrides with the flags that are config keys.
 std::vector<std::string> overridesOf(const TrainOptions& o) {
@@ -52,7 +52,7 @@ std::vector<std::string> overridesOf(const TrainOptions& o) {
 // The plugin of a run folder being resumed (RUN/plugin.json; runs from before plugins are unet3d's).
 std::string pluginOfRun(const std::filesystem::path& runDir) {
   const auto file = runDir / "plugin.json";
-  if (!std::filesystem::exists(file)) return kDefaultTrainingPlugin;
+  if (!std::filesystem::exists(file)) return plugin::kDefaultTrainingPlugin;
   try {
     return nlohmann::json::parse(readTextFile(file)).at("plugin").get<std::string>();
   } catch (const std::exception& error) {
@@ -70,7 +70,7 @@ int runTrain(const TrainOptions& o, CliContext& context) {
     pluginId = pluginOfRun(o.out);
   } else {
     request.config = readConfigDocument(o.config);
-    pluginId = !o.plugin.empty() ? o.plugin : request.config.value("plugin", std::string(kDefaultTrainingPlugin));
+    pluginId = !o.plugin.empty() ? o.plugin : request.config.value("plugin", std::string(plugin::kDefaultTrainingPlugin));
     request.config.erase("plugin");
   }
   request.overrides = overridesOf(o);

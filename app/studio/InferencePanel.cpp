@@ -23,6 +23,7 @@
 #include "app/studio/ParameterForm.h"
 #include "app/studio/ViewerDocument.h"
 #include "core/io/ImageIO.h"
+#include "core/plugin/DefaultPlugin.h"
 
 namespace medseg::studio {
 
@@ -87,7 +88,7 @@ InferencePanel::InferencePanel(ViewerDocument& document, QWidget* parent)
   connect(plugin_, &QComboBox::currentIndexChanged, this, &InferencePanel::pluginChanged);
   connect(clearSeeds_, &QPushButton::clicked, this, &InferencePanel::clearSeeds);
   // The unet3d plugin first: what a trained run hands over.
-  if (!setPlugin("unet3d")) pluginChanged();
+  if (!setPlugin(plugin::kDefaultTrainingPlugin)) pluginChanged();
 
   connect(&document_, &ViewerDocument::labelsChanged, this, [this] { saveButton_->setEnabled(document_.hasLabels()); });
   connect(runButton_, &QPushButton::clicked, this, &InferencePanel::run);

@@ -18,6 +18,7 @@
 #include "app/studio/PanelWidgets.h"
 #include "app/studio/ParameterForm.h"
 #include "app/studio/TrainingCurves.h"
+#include "core/plugin/DefaultPlugin.h"
 
 namespace medseg::studio {
 
@@ -76,7 +77,7 @@ TrainingPanel::TrainingPanel(QWidget* parent)
   stopButton_->setEnabled(false);
 
   connect(plugin_, &QComboBox::currentIndexChanged, this, &TrainingPanel::pluginChanged);
-  const int unet = plugin_->findData(QStringLiteral("unet3d"));
+  const int unet = plugin_->findData(QString(plugin::kDefaultTrainingPlugin));
   if (unet >= 0) plugin_->setCurrentIndex(unet);
   pluginChanged();
   connect(startButton_, &QPushButton::clicked, this, &TrainingPanel::start);

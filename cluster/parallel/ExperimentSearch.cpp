@@ -15,6 +15,7 @@
 #include "cluster/search/SuccessiveHalving.h"
 #include "core/util/Elapsed.h"
 #include "core/util/Interrupt.h"
+#include "core/plugin/DefaultPlugin.h"
 
 namespace medseg::cluster {
 namespace {
@@ -83,7 +84,7 @@ TrialRecord runTrial(const ExperimentOptions& options, const Plan& plan, const j
     } else {
       // Data parallel over the group's communicator, through the config's training plugin.
       if (!options.plugins) throw std::logic_error("runExperimentSearch: no plugin registry given");
-      const std::string pluginId = document.value("plugin", std::string("unet3d"));
+      const std::string pluginId = document.value("plugin", std::string(plugin::kDefaultTrainingPlugin));
       plugin::TrainingRequest request;
       request.config = document;
       request.config.erase("plugin");

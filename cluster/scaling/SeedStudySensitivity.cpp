@@ -1,4 +1,5 @@
 #include "cluster/scaling/SeedStudySensitivity.h"
+#include "core/util/Text.h"
 
 #include <algorithm>
 #include <iomanip>
@@ -15,11 +16,6 @@ double varied(const SeedAssumption& a, double value, double factor) {
   return a.variesExcessOverOne ? 1.0 + (value - 1.0) * factor : value * factor;
 }
 
-std::string fixed(double value, int decimals) {
-  std::ostringstream text;
-  text << std::fixed << std::setprecision(decimals) << value;
-  return text.str();
-}
 
 // Every combination of halved / as stated / doubled over the assumptions (3^6 = 729 predictions of
 // 32 list-scheduled trials: milliseconds).
@@ -71,16 +67,16 @@ bool SeedStudySensitivity::measuredWithinOneAtATimeRange() const {
 }
 
 std::string SeedStudySensitivity::verdict() const {
-  std::string text = "with the assumptions as stated the model predicts x" + fixed(baseline, 1) + " on " +
-                     std::to_string(gpus) + " GPUs; halving or doubling any one of them gives x" + fixed(oneAtATimeLow, 1) +
-                     " to x" + fixed(oneAtATimeHigh, 1) + ", all of them at once x" + fixed(togetherLow, 1) + " to x" +
-                     fixed(togetherHigh, 1) + ". ";
+  std::string text = "with the assumptions as stated the model predicts x" + fixedDecimals(baseline, 1) + " on " +
+                     std::to_string(gpus) + " GPUs; halving or doubling any one of them gives x" + fixedDecimals(oneAtATimeLow, 1) +
+                     " to x" + fixedDecimals(oneAtATimeHigh, 1) + ", all of them at once x" + fixedDecimals(togetherLow, 1) + " to x" +
+                     fixedDecimals(togetherHigh, 1) + ". ";
   if (!measuredWithinOneAtATimeRange())
-    return text + "The published x" + fixed(measuredLow, 0) + "-x" + fixed(measuredHigh, 0) +
+    return text + "The published x" + fixedDecimals(measuredLow, 0) + "-x" + fixedDecimals(measuredHigh, 0) +
            " lies outside that range: the model does not explain the seed's measurement.";
-  return text + "The published x" + fixed(measuredLow, 0) + "-x" + fixed(measuredHigh, 0) +
+  return text + "The published x" + fixedDecimals(measuredLow, 0) + "-x" + fixedDecimals(measuredHigh, 0) +
          " lies inside it, so the model is consistent with the seed's measurement, but its estimates allow a range " +
-         fixed((oneAtATimeHigh - oneAtATimeLow) / (measuredHigh - measuredLow), 1) +
+         fixedDecimals((oneAtATimeHigh - oneAtATimeLow) / (measuredHigh - measuredLow), 1) +
          " times as wide as the published one: agreement is no confirmation of the assumed figures.";
 }
 
@@ -103,17 +99,17 @@ nlohmann::json SeedStudySensitivity::toJson() const {
 std::string SeedStudySensitivity::toTable() const {
   std::ostringstream t;
   auto value = [](double v, const std::string& unit) {
-    if (unit == "B/s") return fixed(v / 1e9, 2) + " GB/s";
-    return fixed(v, v == double(int64_t(v)) ? 0 : 2) + (unit.empty() ? "" : " " + unit);
+    if (unit == "B/s") return fixedDecimals(v / 1e9, 2) + " GB/s";
+    return fixedDecimals(v, v == double(int64_t(v)) ? 0 : 2) + (unit.empty() ? "" : " " + unit);
   };
-  t << "seed-study reference on " << gpus << " GPUs: x" << fixed(baseline, 2)
+  t << "seed-study reference on " << gpus << " GPUs: x" << fixedDecimals(baseline, 2)
     << " with the assumptions as stated; each assumption halved and doubled:\n";
   t << std::left << std::setw(34) << "  assumption" << std::setw(14) << "stated" << std::setw(28) << "halved -> speed-up"
     << "doubled -> speed-up\n";
   for (const auto& r : rows)
     t << std::left << std::setw(34) << ("  " + r.name) << std::setw(14) << value(r.value, r.unit) << std::setw(28)
-      << (value(r.halvedValue, r.unit) + " -> x" + fixed(r.speedupHalved, 1))
-      << (value(r.doubledValue, r.unit) + " -> x" + fixed(r.speedupDoubled, 1)) << "\n";
+      << (value(r.halvedValue, r.unit) + " -> x" + fixedDecimals(r.speedupHalved, 1))
+      << (value(r.doubledValue, r.unit) + " -> x" + fixedDecimals(r.speedupDoubled, 1)) << "\n";
   t << verdict() << "\n";
   return t.str();
 }

@@ -311,6 +311,15 @@ std::pair<std::string, json> ParameterSchema::parseAssignment(const std::string&
   return {name, spec->parseText(assignment.substr(equals + 1))};
 }
 
+json ParameterSchema::parseAssignments(const std::vector<std::string>& assignments, const std::string& owner) const {
+  json given = json::object();
+  for (const auto& assignment : assignments) {
+    auto [name, value] = parseAssignment(assignment, owner);
+    given[name] = value;
+  }
+  return given;
+}
+
 json ParameterSchema::resolve(const json& given, const std::string& owner) const {
   if (!given.is_null() && !given.is_object()) throw PluginError(owner + " must be given as an object {name: value}");
   json resolved = json::object();

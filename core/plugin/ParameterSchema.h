@@ -56,6 +56,8 @@ class ParameterSchema {
   // "name=value" -> {name, value parsed by its type}; PluginError for an unknown name (the message
   // lists the known ones, `owner` says whose they are: "plugin unet3d's infer parameters").
   std::pair<std::string, nlohmann::json> parseAssignment(const std::string& assignment, const std::string& owner) const;
+  // {name: value} of every "name=value" (a later one for a name wins), as parseAssignment reads each.
+  nlohmann::json parseAssignments(const std::vector<std::string>& assignments, const std::string& owner) const;
   // Every parameter with its value: `given` where set, else the default. PluginError for an unknown
   // name or a value that does not check.
   nlohmann::json resolve(const nlohmann::json& given, const std::string& owner) const;

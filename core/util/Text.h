@@ -1,6 +1,8 @@
 #pragma once
 // Small text helpers that several sources need alike: messages listing names, lines read from
 // other programs' output.
+#include <iomanip>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,13 @@ inline std::string trimmed(const std::string& text, const char* blanks = " \t\r\
   const auto begin = text.find_first_not_of(blanks);
   if (begin == std::string::npos) return "";
   return text.substr(begin, text.find_last_not_of(blanks) - begin + 1);
+}
+
+// `value` with `decimals` digits after the point: fixedDecimals(0.97312, 3) is "0.973".
+inline std::string fixedDecimals(double value, int decimals) {
+  std::ostringstream text;
+  text << std::fixed << std::setprecision(decimals) << value;
+  return text.str();
 }
 
 }  // namespace medseg

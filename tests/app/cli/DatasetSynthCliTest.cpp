@@ -30,7 +30,7 @@ TEST(DatasetSynthCli, WritesADatasetAndSummarises) {
   EXPECT_TRUE(fs::exists(out / "labelsTr/BRATS_002.nii.gz"));
   EXPECT_TRUE(fs::exists(out / "imagesTs/BRATS_003.nii.gz"));
   EXPECT_NE(result.output.find("40x40x32x4"), std::string::npos) << result.output;
-  EXPECT_NE(result.output.find("enhancing (3)"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("enhancing tumour (3)"), std::string::npos) << result.output;  // the data set's own names
   EXPECT_NE(result.output.find("mL"), std::string::npos) << result.output;
   const Dataset dataset = loadDataset(out);
   EXPECT_EQ(dataset.training.size(), 2u);

@@ -56,7 +56,7 @@ TEST(PipelineMpi, TwoRanksEqualSingleProcessForwardAndBackward) {
   expectEqualToSingleProcess(json::parse(readTextFile(scratch / "plain" / "verify.json")), "gpipe");
   // A split with two skips crossing the boundary, 1F1B, activation checkpointing.
   const auto checkpointed = runWorker(2, {"--run-dir", (scratch / "checkpointed").string(), "--mode", "model", "--task", "verify",
-                                          "--config", config.string(), "--micro-batches", "2", "--checkpoint", "--schedule", "1f1b",
+                                          "--config", config.string(), "--micro-batches", "2", "--recompute", "--schedule", "1f1b",
                                           "--split", "encoder2"});
   ASSERT_EQ(checkpointed.exitCode, 0) << checkpointed.output;
   const json verify = json::parse(readTextFile(scratch / "checkpointed" / "verify.json"));
