@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <numeric>
 
 #include "core/util/Interrupt.h"
@@ -9,23 +10,25 @@
 namespace medseg::torchscript {
 namespace {
 
+// Voxel indices as int32: half the memory of int64 on the fine grids KeepLargestConnectedComponentd
+// meets (prostate_mri_anatomy's 0.5 mm), and 2^31 voxels is beyond any grid a network runs on.
 class DisjointSets {
  public:
   explicit DisjointSets(int64_t n) : parent_(size_t(n)) { std::iota(parent_.begin(), parent_.end(), 0); }
-  int64_t root(int64_t v) {
+  int32_t root(int32_t v) {
     while (parent_[size_t(v)] != v) {
       parent_[size_t(v)] = parent_[size_t(parent_[size_t(v)])];
       v = parent_[size_t(v)];
     }
     return v;
   }
-  void join(int64_t a, int64_t b) {
+  void join(int32_t a, int32_t b) {
     a = root(a), b = root(b);
     if (a != b) parent_[size_t(std::max(a, b))] = std::min(a, b);  // the root is the component's first voxel
   }
 
  private:
-  std::vector<int64_t> parent_;
+  std::vector<int32_t> parent_;
 };
 
 // The neighbours that come before a voxel in raster order, within `connectivity` orthogonal hops.
@@ -46,6 +49,9 @@ std::vector<std::array<int64_t, 3>> earlierNeighbours(int connectivity) {
 torch::Tensor largestComponents(const torch::Tensor& foreground, int connectivity, int64_t count) {
   const auto mask = foreground.to(torch::kBool).contiguous();
   const int64_t nx = mask.size(0), ny = mask.size(1), nz = mask.size(2), n = mask.numel();
+  if (n >= int64_t(std::numeric_limits<int32_t>::max()))
+    throw InputError("KeepLargestConnectedComponentd: the output has " + std::to_string(n) +
+                     " voxels, more than MedSeg labels components in (2^31)");
   const bool* in = mask.data_ptr<bool>();
   DisjointSets sets(n);
   const auto neighbours = earlierNeighbours(connectivity);
@@ -58,15 +64,16 @@ torch::Tensor largestComponents(const torch::Tensor& foreground, int connectivit
           const int64_t a = x + d[0], b = y + d[1], c = z + d[2];
           if (a < 0 || b < 0 || c < 0 || b >= ny || c >= nz) continue;
           const int64_t u = (a * ny + b) * nz + c;
-          if (in[u]) sets.join(v, u);
+          if (in[u]) sets.join(int32_t(v), int32_t(u));
         }
       }
   // Components numbered by their first voxel, as skimage's raster scan numbers them; sizes counted.
-  std::vector<int64_t> number(size_t(n), 0), sizes{0};
+  std::vector<int32_t> number(size_t(n), 0);
+  std::vector<int64_t> sizes{0};
   for (int64_t v = 0; v < n; ++v) {
     if (!in[v]) continue;
-    const int64_t r = sets.root(v);
-    if (r == v) sizes.push_back(0), number[size_t(v)] = int64_t(sizes.size()) - 1;
+    const int64_t r = sets.root(int32_t(v));
+    if (r == v) sizes.push_back(0), number[size_t(v)] = int32_t(sizes.size() - 1);
     else number[size_t(v)] = number[size_t(r)];
     ++sizes[size_t(number[size_t(v)])];
   }
