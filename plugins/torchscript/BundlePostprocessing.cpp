@@ -1,6 +1,7 @@
 #include "plugins/torchscript/BundlePostprocessing.h"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 
 #include "core/util/Interrupt.h"
@@ -28,6 +29,16 @@ torch::Tensor paintedRegions(const torch::Tensor& regions) {
   return labels;
 }
 
+// CastToTyped: the values as `dtype` holds them (torch's conversion: whole-number types truncate towards
+// zero, bool is "not 0"), back in float32 for the steps after it.
+torch::Tensor castTo(const torch::Tensor& t, const std::string& dtype) {
+  static const std::map<std::string, torch::ScalarType> types{
+      {"float16", torch::kHalf},  {"float32", torch::kFloat}, {"float64", torch::kDouble}, {"bfloat16", torch::kBFloat16},
+      {"uint8", torch::kByte},    {"int8", torch::kChar},     {"int16", torch::kShort},    {"int32", torch::kInt},
+      {"int64", torch::kLong},    {"bool", torch::kBool}};
+  return t.to(types.at(dtype)).to(torch::kFloat32);
+}
+
 }  // namespace
 
 PostprocessedOutput postprocess(const MonaiBundle& bundle, const torch::Tensor& outputs,
@@ -44,6 +55,10 @@ PostprocessedOutput postprocess(const MonaiBundle& bundle, const torch::Tensor& 
       case PostStep::OneHot: discretising(); t = oneHot(t, step.classes); break;
       case PostStep::Threshold: discretising(); t = (t >= step.threshold).to(torch::kFloat32); break;
       case PostStep::Round: discretising(); t = torch::round(t); break;
+      case PostStep::KeepLargest: t = step.keep.apply(t); break;
+      case PostStep::Cast: t = castTo(t, step.dtype); break;
+      case PostStep::Relabel: discretising(); t = step.relabel.apply(t); break;
+      case PostStep::Squeeze: break;  // the one channel stays as MedSeg holds a label map: [1, X, Y, Z]
       case PostStep::Invert:
         t = preprocessing.undo(t, step.nearest);
         if (scores.defined()) scores = preprocessing.undo(scores, step.nearest);

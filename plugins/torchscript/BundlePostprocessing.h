@@ -7,6 +7,10 @@
 //                  rounding "torchrounding" (half to even), in that order
 //   Invertd        the preprocessing's spatial transforms undone (BundlePreprocessing::undo), resampling
 //                  nearest when nearest_interp (MONAI's default), else with each Spacingd's own mode
+//   KeepLargestConnectedComponentd   ConnectedComponents.h
+//   CastToTyped    the values cast to the dtype (utility/array.py CastToType) and back to float32
+//   Lambdad        a published lambda's C++ step (BundleLambdas.h)
+//   SqueezeDimd    the channel axis of a one-channel output: nothing changes in the labels
 // So an argmax before Invertd inverts labels, a softmax the bundle never asks for is never applied, and
 // a bundle without Invertd (only Orientationd / CropForegroundd, which need no interpolation) has its
 // final output put back on the source grid voxel for voxel.

@@ -22,6 +22,14 @@ WindowPadding windowPadding(const std::string& mode) {
   return WindowPadding::Constant;
 }
 
+// MONAI's SliceInferer.network_wrapper: windows one voxel thick along the slice axis go to the 2-D network
+// without that axis ([N, C, X, Y, Z] -> [N, C, ., .]) and its output gets it back.
+ForwardFn slicewise(ForwardFn forward, int64_t sliceAxis) {
+  return [forward = std::move(forward), dim = sliceAxis + 2](const torch::Tensor& x) {
+    return forward(x.squeeze(dim)).unsqueeze(dim);
+  };
+}
+
 }  // namespace
 
 plugin::ModelContract bundleContract(const MonaiBundle& b) {
@@ -30,18 +38,24 @@ plugin::ModelContract bundleContract(const MonaiBundle& b) {
   if (b.inputChannels > 0 && std::none_of(b.inputNames.begin(), b.inputNames.end(),
                                           [](const std::string& n) { return n.rfind("channel_", 0) == 0; }))
     contract.modalities = b.inputNames;
-  const bool regions = b.regions();
-  for (int64_t c = regions ? 0 : 1; c < b.outputChannels; ++c) {
+  for (const auto& l : b.labels) {
     plugin::LabelSpec label;
-    label.value = static_cast<int>(regions ? c + 1 : c);
-    label.name = b.outputNames[static_cast<size_t>(c)];
+    label.value = l.value;
+    label.name = l.name;
     contract.labels.push_back(label);
   }
   return contract;
 }
 
+std::vector<std::string> bundleConfigs(const nlohmann::json& parameters) {
+  std::vector<std::string> configs;
+  if (parameters.contains("bundle_config") && parameters["bundle_config"].is_array())
+    for (const auto& c : parameters["bundle_config"]) configs.push_back(c.get<std::string>());
+  return configs;
+}
+
 BundleSegmenter::BundleSegmenter(const plugin::InferenceSetup& setup)
-    : bundle_(readBundle(setup.model)), settings_(readInferenceSettings(setup)) {
+    : bundle_(readBundle(setup.model, bundleConfigs(setup.parameters))), settings_(readInferenceSettings(setup)) {
   useThreads(setup.threads);
   script_ = loadTorchScriptModel(bundle_.modelFile, settings_.device, settings_.graph);
   contract_ = bundleContract(bundle_);
@@ -50,7 +64,10 @@ BundleSegmenter::BundleSegmenter(const plugin::InferenceSetup& setup)
 nlohmann::json BundleSegmenter::describe() const {
   nlohmann::json d = describeRun("monai-bundle", script_.optimised.preparation, settings_,
                                  bundle_.regions() ? TargetMode::Regions : TargetMode::Labels);
-  d["bundle"] = {{"name", bundle_.name}, {"version", bundle_.version}, {"model", bundle_.modelFile.string()}};
+  d["bundle"] = {{"name", bundle_.name},
+                 {"version", bundle_.version},
+                 {"model", bundle_.modelFile.string()},
+                 {"configs", bundle_.configs}};
   return d;
 }
 
@@ -59,9 +76,12 @@ SlidingWindowOptions BundleSegmenter::windowFor(const Shape3& size) const {
   window.rules = WindowRules::Monai;
   // --roi is z,y,x for every plugin; the network's axes are MONAI's x,y,z, so it is read reversed.
   const auto& roi = settings_.prediction.roi;  // the plugin's roi parameter wins over the bundle's inferer
+  const auto& inferer = bundle_.inferer;
   for (int a = 0; a < 3; ++a) {
-    int64_t edge = roi ? (*roi)[2 - a] : (a < int(bundle_.inferer.roi.size()) ? bundle_.inferer.roi[a] : -1);
-    if (!bundle_.inferer.slidingWindow || settings_.prediction.wholeVolume || edge <= 0) edge = size[a];
+    int64_t edge = roi ? (*roi)[2 - a] : (a < int(inferer.roi.size()) ? inferer.roi[a] : -1);
+    if (inferer.kind == BundleInferer::Simple || settings_.prediction.wholeVolume || edge <= 0) edge = size[a];
+    // SliceInferer's 2-D network sees one slice at a time, whatever --roi or --whole-volume say.
+    if (inferer.kind == BundleInferer::Slice && a == inferer.sliceAxis) edge = 1;
     window.roi[a] = edge;
   }
   window.overlap = settings_.overlapGiven ? settings_.prediction.overlap : bundle_.inferer.overlap;
@@ -95,6 +115,7 @@ plugin::Segmentation BundleSegmenter::segment(const ImageVolume& image, const pl
       Bf16Autocast autocast(device, true);
       return (*inner)(x);
     };
+  if (bundle_.inferer.kind == BundleInferer::Slice) forward = slicewise(std::move(forward), bundle_.inferer.sliceAxis);
   const auto tensor = input.data.to(settings_.device);
   const int64_t windows = slidingWindowCount({tensor.size(1), tensor.size(2), tensor.size(3)}, window);
   const torch::Tensor outputs = slidingWindowInference(tensor, forward, window,

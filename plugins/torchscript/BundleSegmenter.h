@@ -1,7 +1,8 @@
 #pragma once
 // A MONAI bundle segmenting one image: its preprocessing transforms (BundleTransforms.h), its inferer
 // run by MONAI's sliding-window rules (window starts, padding, Gaussian weights: core/nn/SlidingWindow.h
-// WindowRules::Monai) or on the whole input, then its post-processing in its own order, Invertd
+// WindowRules::Monai), slice by slice for a SliceInferer (windows one voxel thick along spatial_dim, the
+// 2-D network called without that axis, as MONAI's SliceInferer does), or on the whole input, then its post-processing in its own order, Invertd
 // included (BundlePostprocessing.h), and labels read from what that leaves (MonaiBundle's OutputForm),
 // named from the metadata's output channel_def. The roi parameter (--roi) is z,y,x as for every plugin;
 // a bundle's roi_size is in its network's x,y,z order, so --roi 32,64,96 is roi_size [96, 64, 32].
@@ -17,6 +18,8 @@
 namespace medseg::torchscript {
 
 plugin::ModelContract bundleContract(const MonaiBundle& bundle);
+// The plugin parameter bundle_config: the config files to merge, in order (empty: the inference config).
+std::vector<std::string> bundleConfigs(const nlohmann::json& parameters);
 
 class BundleSegmenter : public plugin::Segmenter {
  public:

@@ -1,5 +1,6 @@
 #include "plugins/torchscript/BundleTransforms.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -128,6 +129,19 @@ torch::Tensor padded(const torch::Tensor& data, const std::array<int64_t, 3>& be
   return F::pad(data.unsqueeze(0), options).squeeze(0);
 }
 
+// MONAI pads the box where it leaves the image: only without allow_smaller or with a k_divisible > 1. The
+// numpy modes past MedSeg's six are refused only where padding can happen.
+void checkCropPadding(const BundleTransform& t) {
+  static const std::vector<std::string> implemented{"constant", "edge", "replicate", "reflect", "circular", "wrap"};
+  const std::string mode = t.text("mode");
+  if (std::find(implemented.begin(), implemented.end(), mode) != implemented.end()) return;
+  const auto k = threeWhole(t, "k_divisible");
+  if (t.flag("allow_smaller") && std::all_of(k.begin(), k.end(), [](int64_t v) { return v <= 1; })) return;
+  t.refuse("mode", "pads the box where it leaves the image with numpy's \"" + mode +
+                       "\", which MedSeg does not implement (it pads with constant, edge, replicate, reflect, circular, "
+                       "wrap): choose one of those, or keep allow_smaller true and k_divisible 1 (then nothing is padded)");
+}
+
 }  // namespace
 
 BundleImage BundleImage::fromVolume(const ImageVolume& volume) {
@@ -170,6 +184,11 @@ void BundlePreprocessing::check(const BundleTransform& t) {
     for (const char* a : {"margin", "k_divisible"}) threeWhole(t, a);
     for (int64_t m : threeWhole(t, "margin"))
       if (m < 0) t.refuse("margin", "must not be negative");
+    checkCropPadding(t);
+  } else if (n == "CastToTyped") {
+    if (t.dtype("dtype") != std::optional<std::string>("float32"))
+      t.refuse("dtype", "casts the network's input to another type than float32, which MedSeg feeds its networks "
+                        "(as the zoo's networks take): cast to float32 or remove the transform");
   }
 }
 
@@ -266,7 +285,8 @@ void BundlePreprocessing::apply(const BundleTransform& t, BundleImage& image) {
                "says the image has no channel axis, but it has " + std::to_string(image.data.size(0)) + " channels");
     return;
   }
-  if (n == "LoadImaged" || n == "EnsureTyped" || n == "ToTensord") return;
+  // The image is float32 already, which CastToTyped's only accepted dtype keeps (check()).
+  if (n == "LoadImaged" || n == "EnsureTyped" || n == "ToTensord" || n == "CastToTyped") return;
   if (n == "Orientationd") return orient(t, image);
   if (n == "Spacingd") return resample(t, image);
   if (n == "CropForegroundd") return cropForeground(t, image);

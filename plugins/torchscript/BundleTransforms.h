@@ -7,14 +7,16 @@
 //                         round((n-1) s/p) + 1 voxels unless scale_extent), diagonal, align_corners,
 //                         padding_mode, dtype, <= 0 entries and min/max_pixdim keeping an axis's spacing
 //   CropForegroundd       croppad/array.py CropForeground: values > 0 of the channels chosen, margin,
-//                         allow_smaller, k_divisible (padding with mode / value where the box leaves the image)
+//                         allow_smaller, k_divisible (padding with mode / value where the box leaves the image;
+//                         numpy's other pad modes only where nothing is padded)
 //   ScaleIntensityRanged  intensity/array.py: (x - a_min) / (a_max - a_min) [* (b_max - b_min) + b_min],
 //                         clipped to [b_min, b_max] with clip; a_min == a_max: x - a_min [+ b_min]
 //   ScaleIntensityd       min..max of the image (per channel with channel_wise) to minv..maxv, or x (1 + factor)
 //   NormalizeIntensityd   (x - subtrahend) / divisor, by default the mean and population std (0 -> 1) of
 //                         the image, of its nonzero voxels with nonzero, per channel with channel_wise
-// LoadImaged, EnsureChannelFirstd, EnsureTyped and ToTensord change nothing here (the host has read the
-// image, channels first, as float32). The spatial transforms record how to undo them, as MONAI's Invertd
+// LoadImaged, EnsureChannelFirstd, EnsureTyped, ToTensord and CastToTyped to float32 (utility/array.py
+// CastToType; any other dtype is refused) change nothing here (the host has read the image, channels
+// first, as float32). The spatial transforms record how to undo them, as MONAI's Invertd
 // does: on the network's outputs, in reverse order.
 #include <array>
 #include <vector>

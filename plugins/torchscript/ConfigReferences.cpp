@@ -1,151 +1,54 @@
 #include "plugins/torchscript/ConfigReferences.h"
 
 #include <cctype>
+#include <set>
 
 #include "core/util/Interrupt.h"
+#include "plugins/torchscript/ConfigExpression.h"
 
 namespace medseg::torchscript {
 namespace {
 
 using nlohmann::json;
 
-constexpr int kMaxReferenceHops = 16;
-
-// A small recursive-descent reader of Python literals; any other text fails (nullopt).
-class LiteralReader {
- public:
-  explicit LiteralReader(const std::string& text) : text_(text) {}
-
-  std::optional<json> read() {
-    auto value = valueAt();
-    skipSpace();
-    if (!value || pos_ != text_.size()) return std::nullopt;
-    return value;
-  }
-
- private:
-  void skipSpace() {
-    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
-  }
-  bool take(char c) {
-    skipSpace();
-    if (pos_ < text_.size() && text_[pos_] == c) {
-      ++pos_;
-      return true;
-    }
-    return false;
-  }
-  bool takeWord(const char* word) {
-    skipSpace();
-    const std::string w(word);
-    if (text_.compare(pos_, w.size(), w) != 0) return false;
-    const size_t end = pos_ + w.size();
-    if (end < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[end])) || text_[end] == '_' || text_[end] == '.'))
-      return false;
-    pos_ = end;
-    return true;
-  }
-
-  std::optional<json> valueAt() {
-    skipSpace();
-    if (pos_ >= text_.size()) return std::nullopt;
-    const char c = text_[pos_];
-    if (c == '[') return sequence('[', ']', false);
-    if (c == '(') return sequence('(', ')', true);
-    if (c == '\'' || c == '"') return quoted();
-    if (takeWord("True")) return json(true);
-    if (takeWord("False")) return json(false);
-    if (takeWord("None")) return json(nullptr);
-    return number();
-  }
-
-  // [a, b] or (a, b); "(a)" without a comma is a parenthesised value, not a tuple.
-  std::optional<json> sequence(char open, char close, bool tuple) {
-    take(open);
-    json items = json::array();
-    bool comma = false;
-    while (!take(close)) {
-      if (!items.empty() && !comma) return std::nullopt;
-      auto item = valueAt();
-      if (!item) return std::nullopt;
-      items.push_back(*item);
-      comma = take(',');
-    }
-    if (tuple && items.size() == 1 && !comma) return items[0];
-    return items;
-  }
-
-  std::optional<json> quoted() {
-    const char quote = text_[pos_++];
-    std::string out;
-    while (pos_ < text_.size() && text_[pos_] != quote) {
-      if (text_[pos_] == '\\') return std::nullopt;  // escapes: leave it to Python
-      out += text_[pos_++];
-    }
-    if (pos_ >= text_.size()) return std::nullopt;
-    ++pos_;
-    return json(out);
-  }
-
-  std::optional<json> number() {
-    const size_t start = pos_;
-    if (pos_ < text_.size() && (text_[pos_] == '-' || text_[pos_] == '+')) ++pos_;
-    bool digits = false, fraction = false;
-    while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) ++pos_, digits = true;
-    if (pos_ < text_.size() && text_[pos_] == '.') {
-      fraction = true;
-      ++pos_;
-      while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) ++pos_, digits = true;
-    }
-    if (!digits) return std::nullopt;
-    if (pos_ < text_.size() && (text_[pos_] == 'e' || text_[pos_] == 'E')) {
-      fraction = true;
-      ++pos_;
-      if (pos_ < text_.size() && (text_[pos_] == '-' || text_[pos_] == '+')) ++pos_;
-      if (pos_ >= text_.size() || !std::isdigit(static_cast<unsigned char>(text_[pos_]))) return std::nullopt;
-      while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) ++pos_;
-    }
-    std::string token = text_.substr(start, pos_ - start);
-    if (token[0] == '+') token.erase(0, 1);
-    try {
-      return fraction ? json(std::stod(token)) : json(std::stoll(token));
-    } catch (const std::exception&) {
-      return std::nullopt;
-    }
-  }
-
-  const std::string& text_;
-  size_t pos_ = 0;
-};
+constexpr int kMaxReferenceDepth = 32;
 
 bool isDisabled(const json& item) {
   if (!item.is_object() || !item.contains("_target_") || !item.contains("_disabled_")) return false;
   const json& flag = item["_disabled_"];
-  if (flag.is_boolean()) return flag.get<bool>();
-  if (flag.is_string()) {
+  if (flag.is_string()) {  // MONAI: _disabled_.lower().strip() == "true"
     std::string text = flag.get<std::string>();
     for (auto& c : text) c = char(std::tolower(static_cast<unsigned char>(c)));
-    const size_t first = text.find_first_not_of(" \t\n"), last = text.find_last_not_of(" \t\n");
+    const size_t first = text.find_first_not_of(" \t\n\r\f\v"), last = text.find_last_not_of(" \t\n\r\f\v");
     return first != std::string::npos && text.substr(first, last - first + 1) == "true";
   }
-  return flag.is_number() && flag.get<double>() != 0;
+  if (flag.is_boolean()) return flag.get<bool>();
+  return flag.is_number() ? flag.get<double>() != 0 : !flag.is_null() && !flag.empty();
 }
 
-// "a#b::0" -> the item at that path, or nullptr when there is none.
-const json* itemAt(const std::string& id, const json& config) {
+// MONAI's reference pattern, the whole string: "@" then word characters, parts separated by "::" or "#".
+bool isReferenceText(const std::string& text) {
+  if (text.size() < 2 || text[0] != '@') return false;
+  for (size_t i = 1; i < text.size(); ++i) {
+    const char c = text[i];
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '#') continue;
+    if (c == ':' && i + 1 < text.size() && text[i + 1] == ':') {
+      ++i;
+      continue;
+    }
+    return false;
+  }
+  return true;
+}
+
+// The item at `parts`, or nullptr when there is none.
+const json* itemAt(const std::vector<std::string>& parts, const json& config) {
   const json* node = &config;
-  std::string rest = id;
-  while (!rest.empty()) {
-    size_t cut = rest.find('#');
-    size_t skip = 1;
-    const size_t colons = rest.find("::");
-    if (colons != std::string::npos && (cut == std::string::npos || colons < cut)) cut = colons, skip = 2;
-    const std::string part = rest.substr(0, cut);
-    rest = cut == std::string::npos ? "" : rest.substr(cut + skip);
+  for (const auto& part : parts) {
     if (node->is_object() && node->contains(part)) {
       node = &(*node)[part];
-    } else if (node->is_array() && !part.empty() && part.find_first_not_of("0123456789") == std::string::npos &&
-               std::stoul(part) < node->size()) {
+    } else if (node->is_array() && !part.empty() && part.size() < 10 &&
+               part.find_first_not_of("0123456789") == std::string::npos && std::stoul(part) < node->size()) {
       node = &(*node)[std::stoul(part)];
     } else {
       return nullptr;
@@ -154,65 +57,93 @@ const json* itemAt(const std::string& id, const json& config) {
   return node;
 }
 
-json resolve(const json& value, const json& config, const std::string& where, int hops);
+class Resolver {
+ public:
+  Resolver(const json& config, const std::string& where) : config_(config), where_(where) {}
 
-// The item's value; a reference to nothing stays text (MONAI would take it from the command line),
-// refused where a value is needed.
-json followReference(const json& text, const std::string& id, const json& config, const std::string& where, int hops) {
-  if (hops >= kMaxReferenceHops) throw InputError(where + ": references nest deeper than " + std::to_string(kMaxReferenceHops));
-  const json* item = itemAt(id, config);
-  if (!item) return text;
-  return resolve(*item, config, where, hops + 1);
-}
-
-json resolveText(const json& value, const json& config, const std::string& where, int hops) {
-  const std::string& text = value.get_ref<const std::string&>();
-  // Relative ids ("@#key") are not followed: they stay text, refused where a value is needed.
-  const auto reference = [](const std::string& id) { return !id.empty() && id[0] != '#' && id.rfind("::", 0) != 0; };
-  if (text.size() > 1 && text[0] == '@' && reference(text.substr(1)))
-    return followReference(value, text.substr(1), config, where, hops);
-  if (text.size() > 2 && text.rfind("$@", 0) == 0 && reference(text.substr(2)) &&
-      text.find_first_of(" +-*/()[],.") == std::string::npos)
-    return followReference(value, text.substr(2), config, where, hops);
-  if (text.size() > 1 && text[0] == '$') {
-    if (auto literal = pythonLiteral(text.substr(1))) return *literal;
+  json resolve(const json& value) {
+    if (value.is_string()) return text(value);
+    if (value.is_array()) {
+      json out = json::array();
+      for (const auto& item : value)
+        if (!isDisabled(item)) out.push_back(resolve(item));
+      return out;
+    }
+    if (value.is_object()) {
+      json out = json::object();
+      for (const auto& [key, item] : value.items())
+        if (!isDisabled(item)) out[key] = resolve(item);
+      return out;
+    }
+    return value;
   }
-  return value;
-}
 
-json resolve(const json& value, const json& config, const std::string& where, int hops) {
-  if (value.is_string()) return resolveText(value, config, where, hops);
-  if (value.is_array()) {
-    json out = json::array();
-    for (const auto& item : value)
-      if (!isDisabled(item)) out.push_back(resolve(item, config, where, hops));
+ private:
+  json text(const json& value) {
+    const std::string& text = value.get_ref<const std::string&>();
+    if (isReferenceText(text)) {
+      auto item = follow(text.substr(1));
+      return item ? *item : value;  // a reference to nothing stays text (refused where it is needed)
+    }
+    if (text.size() > 1 && text[0] == '$') {
+      const Evaluated e = evaluateExpression(text.substr(1), [this](const std::string& id) { return follow(id); });
+      if (e.value) return *e.value;
+    }
+    return value;
+  }
+
+  std::optional<json> follow(const std::string& id) {
+    const auto parts = idParts(id);
+    const json* item = itemAt(parts, config_);
+    if (!item) return std::nullopt;
+    if (isDisabled(*item)) return json(nullptr);
+    std::string key;
+    for (const auto& p : parts) key += (key.empty() ? "" : "::") + p;
+    if (visiting_.count(key))
+      throw InputError(where_ + ": the reference @" + id + " leads back to itself (MONAI refuses circular references too)");
+    if (visiting_.size() >= kMaxReferenceDepth)
+      throw InputError(where_ + ": references nest deeper than " + std::to_string(kMaxReferenceDepth));
+    visiting_.insert(key);
+    json out = resolve(*item);
+    visiting_.erase(key);
     return out;
   }
-  if (value.is_object()) {
-    json out = json::object();
-    for (const auto& [key, item] : value.items())
-      if (!isDisabled(item)) out[key] = resolve(item, config, where, hops);
-    return out;
-  }
-  return value;
-}
+
+  const json& config_;
+  const std::string& where_;
+  std::set<std::string> visiting_;
+};
 
 }  // namespace
 
-std::optional<json> pythonLiteral(const std::string& text) {
-  try {
-    return json::parse(text);
-  } catch (const json::exception&) {
-    return LiteralReader(text).read();
+std::vector<std::string> idParts(const std::string& id) {
+  std::string normal = id;
+  for (size_t hash = normal.find('#'); hash != std::string::npos; hash = normal.find('#', hash))
+    normal.replace(hash, 1, "::");
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (size_t cut = normal.find("::"); cut != std::string::npos; cut = normal.find("::", start)) {
+    parts.push_back(normal.substr(start, cut - start));
+    start = cut + 2;
   }
+  parts.push_back(normal.substr(start));
+  return parts;
 }
 
 json resolveReferences(const json& value, const json& config, const std::string& where) {
-  return resolve(value, config, where, 0);
+  return Resolver(config, where).resolve(value);
 }
 
 bool isPythonExpression(const json& value) {
   return value.is_string() && !value.get_ref<const std::string&>().empty() && value.get_ref<const std::string&>()[0] == '$';
+}
+
+bool isDanglingReference(const json& value) { return value.is_string() && isReferenceText(value.get<std::string>()); }
+
+std::string whyNotEvaluated(const std::string& expression) {
+  const std::string body = !expression.empty() && expression[0] == '$' ? expression.substr(1) : expression;
+  const std::string problem = expressionProblem(body);
+  return problem.empty() ? "a reference to an item MedSeg could not evaluate" : problem;
 }
 
 }  // namespace medseg::torchscript

@@ -6,11 +6,13 @@
 #include <caffe2/serialize/inline_container.h>
 
 #include "core/nn/ModelFiles.h"
-#include "core/util/ConfigDocument.h"
+#include "core/util/AtomicFile.h"
 #include "core/util/Interrupt.h"
 #include "core/util/Text.h"
+#include "plugins/torchscript/BundleConfigFiles.h"
 #include "plugins/torchscript/BundleTransforms.h"
 #include "plugins/torchscript/ConfigReferences.h"
+#include "plugins/torchscript/PostprocessingSteps.h"
 
 namespace medseg::torchscript {
 namespace {
@@ -20,8 +22,8 @@ using nlohmann::json;
 
 const std::set<std::string> kPreprocessing{"LoadImaged",         "EnsureChannelFirstd",  "EnsureTyped",   "ToTensord",
                                            "Orientationd",       "Spacingd",             "ScaleIntensityRanged",
-                                           "ScaleIntensityd",    "NormalizeIntensityd",  "CropForegroundd"};
-const std::set<std::string> kPostprocessing{"Activationsd", "AsDiscreted", "Invertd", "SaveImaged", "EnsureTyped", "ToTensord"};
+                                           "ScaleIntensityd",    "NormalizeIntensityd",  "CropForegroundd",
+                                           "CastToTyped"};
 
 std::string allowed(const std::set<std::string>& names) { return joinedWithCommas({names.begin(), names.end()}); }
 
@@ -46,6 +48,21 @@ json parsedExtra(const fs::path& file, const std::string& name, const std::strin
   }
 }
 
+// Why a component MedSeg does not run is refused: the bundle's own Python, a lambda, or another MONAI class.
+[[noreturn]] void refuseComponent(const json& component, const std::string& place, const char* section,
+                                  const std::set<std::string>& known) {
+  const std::string name = componentName(component, place), where = place + " " + name;
+  if (name.find('.') != std::string::npos)
+    throw InputError(where + ": _target_ \"" + name + "\" is the bundle's own Python class, which MedSeg cannot run: replace "
+                     "it with the MONAI transforms it stands for, among those MedSeg runs (" + allowed(known) + ")");
+  if (name == "Lambdad")
+    throw InputError(where + ": func = " + component.value("func", json()).dump() + " is Python, which MedSeg cannot "
+                     "run, and no lambda the model zoo published runs in " + section + ": replace it with transforms "
+                     "MedSeg runs (" + allowed(known) + ")");
+  throw InputError(where + ": transform \"" + name + "\" is not one MedSeg runs in " + section + " (it runs " +
+                   allowed(known) + "); the bundle is refused rather than run without it");
+}
+
 // A section ("preprocessing", "postprocessing"): a Compose of components or a list of them, each known
 // and applying to `key` kept in order (components on other keys, a label's say, do not concern MedSeg).
 std::vector<BundleTransform> section(const json& config, const char* name, const std::set<std::string>& known,
@@ -54,16 +71,19 @@ std::vector<BundleTransform> section(const json& config, const char* name, const
   if (!config.contains(name)) return out;
   const std::string where = source + ": " + name;
   json value = resolveReferences(config[name], config, where);
+  std::string id = name;
   if (value.is_object() && componentName(value, where) == "Compose") {
     BundleTransform compose(value, where, key);  // checks Compose's own arguments
     value = value.value("transforms", json::array());
+    id += "#transforms";
   }
   if (!value.is_array()) throw InputError(where + " must be a Compose of transforms or a list of them");
   for (size_t i = 0; i < value.size(); ++i) {
-    BundleTransform t(value[i], where + "[" + std::to_string(i) + "]", key);
-    if (!known.count(t.name()))
-      throw InputError(t.where() + ": transform \"" + t.name() + "\" is not one MedSeg runs in " + name + " (it runs " +
-                       allowed(known) + "); the bundle is refused rather than run without it");
+    const std::string place = where + "[" + std::to_string(i) + "]";
+    const std::string target = componentName(value[i], place);
+    if (!known.count(target)) refuseComponent(value[i], place, name, known);
+    BundleTransform t(value[i], place, key);
+    t.setId(id + "#" + std::to_string(i));
     if (t.appliesTo(key)) out.push_back(std::move(t));
   }
   return out;
@@ -76,15 +96,22 @@ int64_t channelsOf(const json& format, const std::string& where) {
   return format["num_channels"].get<int64_t>();
 }
 
-std::vector<std::string> channelNames(const json& format, int64_t channels) {
+// Names by index from `first` ("channel_def" or "label_def"), else `second`, else "channel_<i>".
+std::vector<std::string> namesOf(const json& format, int64_t count, const char* first, const char* second) {
   std::vector<std::string> names;
-  const json def = format.value("channel_def", json::object());
-  for (int64_t i = 0; i < channels; ++i) {
+  for (int64_t i = 0; i < count; ++i) {
     const std::string key = std::to_string(i);
-    names.push_back(def.is_object() && def.contains(key) && def[key].is_string() ? def[key].get<std::string>()
-                                                                                   : "channel_" + key);
+    std::string name = "channel_" + key;
+    for (const char* field : {second, first}) {
+      const json def = field ? format.value(field, json::object()) : json::object();
+      if (def.is_object() && def.contains(key) && def[key].is_string()) name = def[key].get<std::string>();
+    }
+    names.push_back(name);
   }
   return names;
+}
+std::vector<std::string> channelNames(const json& format, int64_t channels) {
+  return namesOf(format, channels, "channel_def", nullptr);
 }
 
 void readMetadata(const json& metadata, const std::string& source, MonaiBundle& b) {
@@ -102,7 +129,8 @@ void readMetadata(const json& metadata, const std::string& source, MonaiBundle& 
   b.inputNames = channelNames(in, b.inputChannels);
   b.outputChannels = channelsOf(out, source + ": outputs." + b.outputKey);
   if (b.outputChannels == 0) throw InputError(source + ": outputs." + b.outputKey + " needs num_channels");
-  b.outputNames = channelNames(out, b.outputChannels);
+  b.outputNames = namesOf(out, b.outputChannels, "channel_def", "label_def");
+  b.labelNames = namesOf(out, b.outputChannels, "label_def", "channel_def");
   const json patch = in.value("is_patch_data", json(false));
   if (!patch.is_boolean())
     throw InputError(source + ": inputs." + b.inputKey + ".is_patch_data = " + patch.dump() + " must be true or false");
@@ -118,12 +146,18 @@ void readMetadata(const json& metadata, const std::string& source, MonaiBundle& 
   b.version = metadata.value("version", std::string());
 }
 
-// One value for every axis: a number, or a list of 1 or 3 (MONAI repeats a single value).
-std::array<double, 3> perAxis(const BundleTransform& t, const char* argument) {
+// One value for every axis: a number, or a list of 1 or `axes` (MONAI repeats a single value).
+std::vector<double> perAxis(const BundleTransform& t, const char* argument, size_t axes) {
   const auto values = t.numbers(argument);
-  if (values.size() != 1 && values.size() != 3) t.refuse(argument, "must hold 1 or 3 values (one per axis)");
-  return values.size() == 1 ? std::array<double, 3>{values[0], values[0], values[0]}
-                            : std::array<double, 3>{values[0], values[1], values[2]};
+  if (values.size() != 1 && values.size() != axes)
+    t.refuse(argument, "must hold 1 or " + std::to_string(axes) + " values (one per axis)");
+  return values.size() == 1 ? std::vector<double>(axes, values[0]) : values;
+}
+
+// SliceInferer: a 2-D roi_size, the slice axis given 1 (its spatial_dim), as MONAI's SliceInferer does.
+std::vector<double> withSliceAxis(std::vector<double> values, int64_t axis, double slice) {
+  values.insert(values.begin() + axis, slice);
+  return values;
 }
 
 void readInferer(const json& config, const std::string& source, BundleInferer& inferer) {
@@ -131,33 +165,35 @@ void readInferer(const json& config, const std::string& source, BundleInferer& i
   const std::string where = source + ": inferer";
   const BundleTransform t(resolveReferences(config["inferer"], config, where), where, "");
   if (t.name() == "SimpleInferer") {
-    inferer.slidingWindow = false;
+    inferer.kind = BundleInferer::Simple;
     return;
   }
-  if (t.name() != "SlidingWindowInferer")
-    throw InputError(where + ": \"" + t.name() + "\" is not an inferer MedSeg runs (SlidingWindowInferer, SimpleInferer)");
-  inferer.slidingWindow = true;
-  const auto roi = perAxis(t, "roi_size");
+  if (t.name() != "SlidingWindowInferer" && t.name() != "SliceInferer")
+    throw InputError(where + ": \"" + t.name() + "\" is not an inferer MedSeg runs (SlidingWindowInferer, SliceInferer, "
+                     "SimpleInferer)");
+  const bool slices = t.name() == "SliceInferer";
+  inferer.kind = slices ? BundleInferer::Slice : BundleInferer::Sliding;
+  inferer.sliceAxis = slices ? int64_t(t.number("spatial_dim")) : 0;
+  const size_t axes = slices ? 2 : 3;
+  if (slices && t.numbers("roi_size").size() != 2)
+    t.refuse("roi_size", "must hold 2 values: SliceInferer runs a 2-D network on the slices of a 3-D image (MONAI "
+                         "refuses other sizes too)");
+  auto roi = perAxis(t, "roi_size", axes), overlap = perAxis(t, "overlap", axes), sigma = perAxis(t, "sigma_scale", axes);
+  if (slices) roi = withSliceAxis(roi, inferer.sliceAxis, 1), overlap = withSliceAxis(overlap, inferer.sliceAxis, overlap[0]),
+              sigma = withSliceAxis(sigma, inferer.sliceAxis, sigma[0]);
   inferer.roi = {int64_t(roi[0]), int64_t(roi[1]), int64_t(roi[2])};
   inferer.windowBatch = int64_t(t.number("sw_batch_size"));
   if (inferer.windowBatch < 1) t.refuse("sw_batch_size", "must be at least 1");
-  const auto overlap = perAxis(t, "overlap");
-  if (overlap[1] != overlap[0] || overlap[2] != overlap[0])
+  if (std::any_of(overlap.begin(), overlap.end(), [&](double o) { return o != overlap[0]; }))
     t.refuse("overlap", "differs between axes; MedSeg runs one overlap for every axis");
   inferer.overlap = overlap[0];
   if (inferer.overlap < 0 || inferer.overlap >= 1) t.refuse("overlap", "must lie in [0, 1)");
   inferer.gaussian = t.text("mode") == "gaussian";
-  inferer.sigmaScale = perAxis(t, "sigma_scale");
-  for (double s : inferer.sigmaScale)
-    if (!(s > 0)) t.refuse("sigma_scale", "must be positive (the Gaussian's sigma is sigma_scale x the window edge)");
+  for (int a = 0; a < 3; ++a) inferer.sigmaScale[size_t(a)] = sigma[size_t(a)];
+  for (double v : inferer.sigmaScale)
+    if (!(v > 0)) t.refuse("sigma_scale", "must be positive (the Gaussian's sigma is sigma_scale x the window edge)");
   inferer.padding = t.text("padding_mode");
   inferer.padValue = t.number("cval");
-}
-
-bool hasResampling(const std::vector<BundleTransform>& preprocessing, bool bilinearOnly) {
-  return std::any_of(preprocessing.begin(), preprocessing.end(), [&](const BundleTransform& t) {
-    return t.name() == "Spacingd" && (!bilinearOnly || t.text("mode") != "nearest");
-  });
 }
 
 // The cross-argument rules MONAI's run would trip over, or that MedSeg cannot write.
@@ -168,74 +204,12 @@ void checkPreprocessing(const MonaiBundle& b) {
       t.refuse("source_key", "is not the input \"" + b.inputKey + "\": MedSeg crops to the foreground of the image it segments");
 }
 
-void checkInvertd(const BundleTransform& t, const json& preprocessing, const MonaiBundle& b) {
-  if (t.value("transform") != preprocessing)
-    t.refuse("transform", "is not the bundle's preprocessing: MedSeg inverts \"@preprocessing\" only");
-  const json& orig = t.value("orig_keys");
-  const bool input = (orig.is_string() && orig == b.inputKey) ||
-                     (orig.is_array() && std::find(orig.begin(), orig.end(), json(b.inputKey)) != orig.end());
-  if (!input) t.refuse("orig_keys", "must name the input \"" + b.inputKey + "\", whose transforms MedSeg inverts");
-}
-
-// The post-processing as steps, and what the output holds after them (MonaiBundle::form).
-void readPostprocessing(const std::vector<BundleTransform>& transforms, const json& preprocessing, const std::string& source,
-                        MonaiBundle& b) {
-  for (const auto& t : transforms) {
-    if (t.name() == "Activationsd") {
-      if (t.flag("sigmoid") && t.flag("softmax")) t.refuse("softmax", "and sigmoid are both true (MONAI refuses that too)");
-      if (t.flag("softmax")) b.postprocessing.push_back({PostStep::Softmax});
-      if (t.flag("sigmoid")) b.postprocessing.push_back({PostStep::Sigmoid});
-      if (t.flag("softmax") || t.flag("sigmoid")) b.sigmoid = t.flag("sigmoid");
-    } else if (t.name() == "AsDiscreted") {
-      if (t.flag("argmax")) {
-        b.postprocessing.push_back({PostStep::Argmax});
-        b.form = OutputForm::Labels;
-      }
-      if (t.given("to_onehot")) {
-        if (b.form != OutputForm::Labels && b.outputChannels != 1)
-          t.refuse("to_onehot", "needs one channel of labels: set argmax true before it");
-        PostStep step{PostStep::OneHot};
-        step.classes = int64_t(t.number("to_onehot"));
-        if (step.classes < 1) t.refuse("to_onehot", "must be at least 1 (the number of classes)");
-        b.postprocessing.push_back(step);
-        b.form = OutputForm::OneHot;
-      }
-      if (t.given("threshold")) {
-        PostStep step{PostStep::Threshold};
-        step.threshold = t.number("threshold");
-        b.postprocessing.push_back(step);
-        if (b.form != OutputForm::OneHot) b.form = OutputForm::Regions;
-      }
-      if (t.given("rounding")) {
-        b.postprocessing.push_back({PostStep::Round});
-        if (b.form == OutputForm::Scores) b.form = OutputForm::Regions;
-      }
-    } else if (t.name() == "Invertd") {
-      if (b.inverted) t.refuse("transform", "is inverted a second time; MedSeg inverts the preprocessing once");
-      checkInvertd(t, preprocessing, b);
-      PostStep step{PostStep::Invert};
-      step.nearest = t.flag("nearest_interp");
-      // Labels interpolated linearly are fractions (0.5 between labels 0 and 1): MONAI writes them so.
-      if (!step.nearest && b.form != OutputForm::Scores && hasResampling(b.preprocessing, true))
-        t.refuse("nearest_interp", "after AsDiscreted makes MONAI interpolate the labels linearly, writing fractional "
-                                   "label values; MedSeg writes whole labels: set nearest_interp to true, or move "
-                                   "AsDiscreted after Invertd");
-      b.postprocessing.push_back(step);
-      b.inverted = true;
-    }
-  }
-  if (!b.inverted && hasResampling(b.preprocessing, false))
-    throw InputError(source + ": postprocessing has no Invertd, so MONAI writes the mask on the grid Spacingd made; "
-                     "MedSeg writes masks on the image's grid: add {\"_target_\": \"Invertd\", \"keys\": \"" + b.outputKey +
-                     "\", \"transform\": \"@preprocessing\", \"orig_keys\": \"" + b.inputKey + "\"}");
-}
-
 void readConfig(const json& config, const std::string& source, MonaiBundle& b) {
-  if (!config.is_object()) throw InputError(source + " is not a JSON object");
   b.preprocessing = section(config, "preprocessing", kPreprocessing, b.inputKey, source);
   checkPreprocessing(b);
   readInferer(config, source, b.inferer);
-  const auto post = section(config, "postprocessing", kPostprocessing, b.outputKey, source);
+  const auto& postNames = postprocessingTransforms();
+  const auto post = section(config, "postprocessing", {postNames.begin(), postNames.end()}, b.outputKey, source);
   json preprocessing;
   if (config.contains("preprocessing"))
     preprocessing = resolveReferences(config["preprocessing"], config, source + ": preprocessing");
@@ -247,6 +221,31 @@ fs::path inferenceConfig(const fs::path& folder) {
   for (const char* name : {"inference.json", "inference.yaml", "inference.yml"})
     if (fs::is_regular_file(folder / "configs" / name, ec)) return folder / "configs" / name;
   return {};
+}
+
+// The config files to merge: those named (from the bundle folder), else the inference config.
+std::vector<fs::path> configFiles(const fs::path& folder, const std::vector<std::string>& named) {
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (const auto& name : named) {
+    const fs::path file = fs::path(name).is_absolute() ? fs::path(name) : folder / name;
+    if (!fs::is_regular_file(file, ec))
+      throw InputError("bundle_config names " + name + ", which is not a file (" + file.string() +
+                       "; relative names are taken from the bundle folder)");
+    files.push_back(file);
+  }
+  if (files.empty() && !inferenceConfig(folder).empty()) files.push_back(inferenceConfig(folder));
+  return files;
+}
+
+json metadataOf(const fs::path& file) {
+  try {
+    return json::parse(readTextFile(file, 16u << 20));
+  } catch (const json::exception& e) {
+    throw InputError(file.string() + ": JSON syntax error: " + e.what());
+  } catch (const std::runtime_error& e) {
+    throw InputError(file.string() + " cannot be read: " + e.what());
+  }
 }
 
 }  // namespace
@@ -267,7 +266,7 @@ bool hasEmbeddedMetadata(const fs::path& file) {
   }
 }
 
-MonaiBundle readBundle(const fs::path& path) {
+MonaiBundle readBundle(const fs::path& path, const std::vector<std::string>& configs) {
   MonaiBundle b;
   std::error_code ec;
   if (fs::is_directory(path, ec)) {
@@ -276,10 +275,18 @@ MonaiBundle readBundle(const fs::path& path) {
     b.folder = path;
     b.modelFile = path / "models" / "model.ts";
     const fs::path metadataFile = path / "configs" / "metadata.json";
-    readMetadata(readConfigDocument(metadataFile), metadataFile.string(), b);
-    const fs::path inference = inferenceConfig(path);
-    if (!inference.empty()) readConfig(readConfigDocument(inference), inference.string(), b);
+    readMetadata(metadataOf(metadataFile), metadataFile.string(), b);
+    const auto files = configFiles(path, configs);
+    std::string source;
+    for (const auto& f : files) {
+      b.configs.push_back(f.string());
+      source += (source.empty() ? "" : " + ") + f.string();
+    }
+    if (!files.empty()) readConfig(mergedBundleConfig(files, path), source, b);
   } else {
+    if (!configs.empty())
+      throw InputError("bundle_config names config files, but " + path.string() + " is a lone model.ts, which runs the "
+                       "inference.json it carries: run the bundle folder to merge config files");
     const auto metadata = extraFile(path, "metadata.json");
     if (!metadata)
       throw InputError(path.string() + " carries no metadata.json (a MONAI bundle's model.ts exported with its metadata)");
@@ -290,7 +297,11 @@ MonaiBundle readBundle(const fs::path& path) {
                                        "unknown and the network alone would give a wrong mask: run the bundle folder, or "
                                        "export with `python -m monai.bundle ckpt_export ... --config_file "
                                        "configs/inference.json`");
-    readConfig(parsedExtra(path, "inference.json", *inference), path.string() + " (inference.json inside)", b);
+    const std::string source = path.string() + " (inference.json inside)";
+    json config = parsedExtra(path, "inference.json", *inference);
+    if (!config.is_object()) throw InputError(source + " is not a mapping of keys to items");
+    readConfig(preparedConfig(std::move(config), {}, source), source, b);
+    b.configs.push_back(source);
     b.modelFile = path;
   }
   return b;

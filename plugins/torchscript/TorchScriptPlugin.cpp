@@ -31,7 +31,7 @@ class TorchScriptPlugin : public plugin::Plugin, public plugin::InferencePlugin 
   }
 
   plugin::ModelContract describeModel(const plugin::InferenceSetup& setup) const override {
-    if (isBundle(setup.model)) return bundleContract(readBundle(setup.model));
+    if (isBundle(setup.model)) return bundleContract(readBundle(setup.model, bundleConfigs(setup.parameters)));
     return sidecarContract(describeTorchScript(setup.model, overridesFrom(setup.parameters)));
   }
 

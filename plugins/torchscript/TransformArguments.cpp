@@ -24,12 +24,14 @@ struct Rule {
   bool nullable = false;         // null is a value MONAI takes (None)
   bool perKey = false;           // may be a list with one entry per key
   bool required = false;         // MONAI has no default for it
+  bool strict = false;           // Flag: MONAI hands it to torch, which refuses a string
   std::vector<json> choices;     // read: the values MedSeg runs; default: the values that are the default
 
   Rule orNull() const { Rule r = *this; r.nullable = true; return r; }
   Rule byKey() const { Rule r = *this; r.perKey = true; return r; }
   Rule among(std::vector<json> values) const { Rule r = *this; r.choices = std::move(values); return r; }
   Rule needed() const { Rule r = *this; r.required = true; return r; }
+  Rule strictFlag() const { Rule r = *this; r.strict = true; return r; }
 };
 
 Rule rule(const char* name, Kind kind, Use use, json fallback) {
@@ -65,7 +67,24 @@ std::vector<Rule> common(std::vector<Rule> rules) {
 
 const std::vector<json> kFloat32{nullptr, "float32"};
 const std::vector<json> kFloats{nullptr, "float32", "float64"};
+// MONAI's Pad modes (torch's and numpy's); MedSeg pads with the first six (BundleTransforms.h).
+const std::vector<json> kPadModes{"constant", "edge",    "replicate", "reflect", "circular",    "wrap",
+                                  "minimum",  "maximum", "mean",      "median",  "symmetric",   "linear_ramp",
+                                  "empty"};
 const json kDefaultLabels = json::array({json::array({"L", "R"}), json::array({"P", "A"}), json::array({"I", "S"})});
+
+// SlidingWindowInferer's arguments, which SliceInferer shares.
+std::vector<Rule> slidingWindowRules(std::vector<Rule> rules) {
+  for (Rule r : {read("roi_size", Kind::Integers).needed(), read("sw_batch_size", Kind::Integer, 1),
+                 read("overlap", Kind::Numbers, 0.25), read("mode", Kind::Text, "constant").among({"constant", "gaussian"}),
+                 read("sigma_scale", Kind::Numbers, 0.125),
+                 read("padding_mode", Kind::Text, "constant").among({"constant", "reflect", "replicate", "circular"}),
+                 read("cval", Kind::Number, 0.0), inert("sw_device"), inert("device"), inert("progress"),
+                 inert("cache_roi_weight_map"), inert("cpu_thresh"), inert("buffer_steps"), inert("buffer_dim"),
+                 onlyDefault("with_coord", {false})})
+    rules.push_back(r);
+  return rules;
+}
 
 std::map<std::string, std::vector<Rule>> makeTable() {
   std::map<std::string, std::vector<Rule>> t;
@@ -89,7 +108,7 @@ std::map<std::string, std::vector<Rule>> makeTable() {
       {read("pixdim", Kind::Numbers).needed(), read("diagonal", Kind::Flag, false),
        read("mode", Kind::Text, "bilinear").byKey().among({"bilinear", "nearest"}),
        read("padding_mode", Kind::Text, "border").byKey().among({"zeros", "border", "reflection"}),
-       read("align_corners", Kind::Flag, false).byKey(), read("dtype", Kind::Dtype, "float64").orNull().byKey().among(kFloats),
+       read("align_corners", Kind::Flag, false).byKey().strictFlag(), read("dtype", Kind::Dtype, "float64").orNull().byKey().among(kFloats),
        read("scale_extent", Kind::Flag, false), onlyDefault("recompute_affine", {false}),
        read("min_pixdim", Kind::Numbers).orNull(), read("max_pixdim", Kind::Numbers).orNull(),
        inert("ensure_same_shape"), onlyDefault("lazy", {false})});
@@ -106,27 +125,31 @@ std::map<std::string, std::vector<Rule>> makeTable() {
   t["CropForegroundd"] = common({read("source_key", Kind::Text).needed(), noFunction("select_fn"),
                                  read("channel_indices", Kind::Integers).orNull(), read("margin", Kind::Integers, 0),
                                  read("allow_smaller", Kind::Flag, true), read("k_divisible", Kind::Integers, 1),
-                                 read("mode", Kind::Text, "constant").byKey().among({"constant", "edge", "replicate", "reflect",
-                                                                                     "circular", "wrap"}),
+                                 read("mode", Kind::Text, "constant").byKey().among(kPadModes),
                                  read("value", Kind::Number, 0.0), inert("start_coord_key"), inert("end_coord_key"),
                                  onlyDefault("lazy", {false})});
+  t["CastToTyped"] = common({read("dtype", Kind::Dtype, "float32").byKey()});
   t["Compose"] = common({read("transforms", Kind::Any), inert("map_items"), inert("unpack_items"), inert("log_stats"),
                          onlyDefault("lazy", {false, nullptr}), onlyDefault("overrides", {nullptr})});
   t["SimpleInferer"] = common({});
+  t["SliceInferer"] = common(slidingWindowRules({read("spatial_dim", Kind::Integer, 0).among({0, 1, 2})}));
   // Buffers, devices, caches and progress bars move data around; they do not change the values.
-  t["SlidingWindowInferer"] = common(
-      {read("roi_size", Kind::Integers).needed(), read("sw_batch_size", Kind::Integer, 1), read("overlap", Kind::Numbers, 0.25),
-       read("mode", Kind::Text, "constant").among({"constant", "gaussian"}), read("sigma_scale", Kind::Numbers, 0.125),
-       read("padding_mode", Kind::Text, "constant").among({"constant", "reflect", "replicate", "circular"}),
-       read("cval", Kind::Number, 0.0), inert("sw_device"), inert("device"), inert("progress"),
-       inert("cache_roi_weight_map"), inert("cpu_thresh"), inert("buffer_steps"), inert("buffer_dim"),
-       onlyDefault("with_coord", {false})});
+  t["SlidingWindowInferer"] = common(slidingWindowRules({}));
   t["Activationsd"] = common({read("sigmoid", Kind::Flag, false).byKey(), read("softmax", Kind::Flag, false).byKey(),
                               noFunction("other"), read("dim", Kind::Integer, 0).among({0})});
   t["AsDiscreted"] = common({read("argmax", Kind::Flag, false).byKey(), read("to_onehot", Kind::Integer).orNull().byKey(),
                              read("threshold", Kind::Number).orNull().byKey(),
                              read("rounding", Kind::Text).orNull().byKey().among({nullptr, "torchrounding"}),
                              read("dim", Kind::Integer, 0).among({0}), onlyDefault("keepdim", {true}), inert("dtype")});
+  t["KeepLargestConnectedComponentd"] =
+      common({read("applied_labels", Kind::Integers).orNull(), read("is_onehot", Kind::Flag).orNull(),
+              read("independent", Kind::Flag, true), read("connectivity", Kind::Integer).orNull().among({nullptr, 1, 2, 3}),
+              read("num_components", Kind::Integer, 1)});
+  t["SqueezeDimd"] = common({read("dim", Kind::Integer, 0).orNull(), inert("update_meta")});
+  // func is Python: only the zoo's published lambdas run (BundleLambdas.h); inv_func only serves an
+  // inverse MedSeg never runs; overwrite other than true writes the result to another key.
+  t["Lambdad"] = common({read("func", Kind::Any).needed(), inert("inv_func"), inert("track_meta"),
+                         onlyDefault("overwrite", {true})});
   t["Invertd"] = common({read("transform", Kind::Any).needed(), read("orig_keys", Kind::Keys).orNull(), inert("meta_keys"),
                          inert("orig_meta_keys"), inert("meta_key_postfix"), read("nearest_interp", Kind::Flag, true).byKey(),
                          inert("to_tensor"), inert("device"), noFunction("post_func")});
@@ -196,13 +219,11 @@ std::string problemWith(const json& v, const Rule& rule) {
     return "MedSeg runs only MONAI's default (" + rule.fallback.dump() + "); remove the argument or set it to that";
   }
   if (v.is_null()) return rule.nullable ? "" : "must be " + expected(rule.kind) + ", not null";
-  if (rule.kind != Kind::Text && v.is_string() && v.get<std::string>().rfind('@', 0) == 0)
-    return "refers to no item of the config (MedSeg follows references to the config's own items)";
+  if (isDanglingReference(v))
+    return "refers to no item of the config (MONAI fails on it too): define the item, or write the value";
   if (rule.kind != Kind::Dtype && rule.kind != Kind::Any && isPythonExpression(v))
-    return "is a Python expression, which MedSeg does not evaluate: write its value (" + expected(rule.kind) + ")";
-  if (rule.kind == Kind::Flag && v.is_string())
-    return "is a string, not a boolean: write true or false without quotes (MONAI takes any non-empty string as true, "
-           "\"False\" included)";
+    return "is a Python expression MedSeg does not evaluate (" + whyNotEvaluated(v.get<std::string>()) +
+           "): write its value (" + expected(rule.kind) + "); docs/plugins.md lists the expressions MedSeg evaluates";
   if (!fits(v, rule.kind)) return "must be " + expected(rule.kind);
   if (!rule.choices.empty()) {
     const json canonical = rule.kind == Kind::Dtype ? json(*dtypeName(v)) : v;
@@ -213,6 +234,39 @@ std::string problemWith(const json& v, const Rule& rule) {
     }
   }
   return "";
+}
+
+// A string where MONAI takes a boolean: MONAI's parser leaves it a string and the transform tests its
+// truth, so any non-empty string is true. Those spelling true ("True", "true", "yes", "on", "1") are read
+// so; "" is false; any other ("False", "no", "0") reads as true in MONAI against its writer's intent and
+// is refused with that said. Flags MONAI hands to torch (align_corners) take no string at all.
+json flagFromString(const std::string& text, const Rule& rule, std::string& problem) {
+  std::string word = trimmed(text);
+  for (auto& c : word) c = char(std::tolower(static_cast<unsigned char>(c)));
+  if (rule.strict) {
+    problem = "is a string: MONAI hands it to torch, which refuses a string; write true or false without quotes";
+    return text;
+  }
+  if (text.empty()) return false;
+  if (word == "true" || word == "yes" || word == "on" || word == "1") return true;
+  problem = "is a string, which MONAI takes as true whatever it spells (Python's truth of a non-empty string): "
+            "write true or false without quotes";
+  return text;
+}
+
+// "True" and the like where MONAI takes a boolean, read as MONAI's truth test does, or refused.
+void readStringFlags(const BundleTransform& t, const std::string& argument, json& v, const Rule& rule) {
+  const auto convert = [&](json& item) {
+    if (!item.is_string() || isPythonExpression(item) || isDanglingReference(item)) return;
+    std::string problem;
+    json flag = flagFromString(item.get<std::string>(), rule, problem);
+    if (!problem.empty()) t.refuse(argument.c_str(), problem);
+    item = flag;
+  };
+  if (v.is_array() && rule.perKey)
+    for (auto& item : v) convert(item);
+  else
+    convert(v);
 }
 
 std::vector<std::string> keysOf(const json& args) {
@@ -268,8 +322,9 @@ BundleTransform::BundleTransform(const json& component, const std::string& where
   for (const auto& rule : table().at(name_))
     if (rule.required && !args_.contains(rule.name))
       refuse(rule.name.c_str(), "is missing: MONAI has no default for it");
-  for (const auto& [argument, v] : args_.items()) {
+  for (auto& [argument, v] : args_.items()) {
     const Rule* rule = ruleOf(name_, argument);
+    if (rule && rule->kind == Kind::Flag) readStringFlags(*this, argument, v, *rule);
     if (!rule)
       refuse(argument.c_str(), "is not an argument MedSeg knows for " + name_ +
                                    " (MONAI 1.4's); the bundle is refused rather than run without it");

@@ -7,7 +7,9 @@
 //   default   only MONAI's default runs; another value is refused
 // Any other argument is refused by name, so an edited bundle never gives the unedited bundle's mask
 // in silence. Values are checked when the bundle is read (before the model loads): their JSON type,
-// the values MedSeg runs, and "$" Python expressions where a value is needed. Every refusal is an
+// the values MedSeg runs, and "$" Python expressions where a value is needed. A string where MONAI
+// takes a boolean is read as MONAI's transforms test it ("True", "yes": true; "": false); one MONAI
+// would take as true against its spelling ("False") is refused. Every refusal is an
 // InputError naming the file, the section and index, the component, the argument and its value.
 #include <optional>
 #include <string>
@@ -30,6 +32,9 @@ class BundleTransform {
 
   const std::string& name() const { return name_; }  // without "monai.transforms." / "monai.inferers."
   const std::string& where() const { return where_; }
+  // Its id in the config ("postprocessing#transforms#2"), for messages that say what to override.
+  const std::string& id() const { return id_; }
+  void setId(std::string id) { id_ = std::move(id); }
   const nlohmann::json& arguments() const { return args_; }
   bool appliesTo(const std::string& key) const;  // "keys" names it (or there are no keys)
 
@@ -47,7 +52,7 @@ class BundleTransform {
   [[noreturn]] void refuse(const char* argument, const std::string& why) const;
 
  private:
-  std::string name_, where_;
+  std::string name_, where_, id_;
   nlohmann::json args_;
   size_t keyIndex_ = 0;
 };

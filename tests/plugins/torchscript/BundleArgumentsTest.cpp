@@ -123,6 +123,7 @@ const std::string kDefaultOnly = "only MONAI's default";
 const std::string kExpression = "Python expression";
 const std::string kNotRun = "not a value MedSeg runs";
 const std::string kUnknown = "not an argument MedSeg knows";
+const std::string kTrueString = "which MONAI takes as true";
 
 INSTANTIATE_TEST_SUITE_P(
     EveryArgument, BundleArguments,
@@ -171,13 +172,15 @@ INSTANTIATE_TEST_SUITE_P(
         Row{"preprocessing", "Spacingd", "pixdim", json::array({1.5, 0, -1}), ""},
         Row{"preprocessing", "Spacingd", "pixdim", nullptr, "missing"},
         Row{"preprocessing", "Spacingd", "diagonal", true, ""},
-        Row{"preprocessing", "Spacingd", "diagonal", "yes", "not a boolean"},
+        Row{"preprocessing", "Spacingd", "diagonal", "yes", ""},  // MONAI's truth of a string: true
+        Row{"preprocessing", "Spacingd", "diagonal", "no", kTrueString},
         Row{"preprocessing", "Spacingd", "mode", "nearest", ""},
         Row{"preprocessing", "Spacingd", "mode", "bicubic", kNotRun},
         Row{"preprocessing", "Spacingd", "mode", 3, "must be a string"},
         Row{"preprocessing", "Spacingd", "padding_mode", "zeros", ""},
         Row{"preprocessing", "Spacingd", "padding_mode", "constant", kNotRun},
         Row{"preprocessing", "Spacingd", "align_corners", true, ""},
+        Row{"preprocessing", "Spacingd", "align_corners", "True", "torch, which refuses a string"},
         Row{"preprocessing", "Spacingd", "dtype", "$np.float32", ""},
         Row{"preprocessing", "Spacingd", "dtype", "uint8", kNotRun},
         Row{"preprocessing", "Spacingd", "scale_extent", true, ""},
@@ -193,7 +196,7 @@ INSTANTIATE_TEST_SUITE_P(
         Row{"preprocessing", "ScaleIntensityRanged", "a_max", nullptr, "missing"},
         Row{"preprocessing", "ScaleIntensityRanged", "b_min", nullptr, ""},
         Row{"preprocessing", "ScaleIntensityRanged", "b_max", 1.0, ""},
-        Row{"preprocessing", "ScaleIntensityRanged", "clip", "True", "not a boolean"},
+        Row{"preprocessing", "ScaleIntensityRanged", "clip", "False", kTrueString},
         Row{"preprocessing", "ScaleIntensityRanged", "clip", true, "needs b_min or b_max"},
         Row{"preprocessing", "ScaleIntensityRanged", "dtype", "$np.float32", ""},
         Row{"preprocessing", "ScaleIntensityd", "minv", nullptr, ""},
@@ -215,7 +218,9 @@ INSTANTIATE_TEST_SUITE_P(
         Row{"preprocessing", "CropForegroundd", "margin", -1, "must not be negative"},
         Row{"preprocessing", "CropForegroundd", "allow_smaller", false, ""},
         Row{"preprocessing", "CropForegroundd", "k_divisible", 16, ""},
-        Row{"preprocessing", "CropForegroundd", "mode", "symmetric", kNotRun},
+        Row{"preprocessing", "CropForegroundd", "mode", "symmetric", ""},  // nothing padded: allow_smaller, k 1
+        Row{"preprocessing", "CropForegroundd", "mode", "median", ""},
+        Row{"preprocessing", "CropForegroundd", "mode", "minimum ", kNotRun},
         Row{"preprocessing", "CropForegroundd", "value", 1.0, ""},
         Row{"preprocessing", "CropForegroundd", "start_coord_key", nullptr, ""},
         Row{"preprocessing", "CropForegroundd", "end_coord_key", "end", ""},
@@ -269,7 +274,8 @@ INSTANTIATE_TEST_SUITE_P(
         Row{"postprocessing", "Invertd", "meta_keys", "pred_meta_dict", ""},
         Row{"postprocessing", "Invertd", "orig_meta_keys", "image_meta_dict", ""},
         Row{"postprocessing", "Invertd", "meta_key_postfix", "meta_dict", ""},
-        Row{"postprocessing", "Invertd", "nearest_interp", "False", "not a boolean"},
+        Row{"postprocessing", "Invertd", "nearest_interp", "False", kTrueString},
+        Row{"postprocessing", "Invertd", "nearest_interp", "True", ""},
         Row{"postprocessing", "Invertd", "nearest_interp", false, ""},
         Row{"postprocessing", "Invertd", "to_tensor", false, ""},
         Row{"postprocessing", "Invertd", "device", "cpu", ""},
@@ -282,7 +288,29 @@ INSTANTIATE_TEST_SUITE_P(
         Row{"postprocessing", "SaveImaged", "separate_folder", false, ""},
         Row{"postprocessing", "SaveImaged", "print_log", false, ""},
         Row{"postprocessing", "SaveImaged", "writer", "ITKWriter", ""},
-        Row{"postprocessing", "SaveImaged", "squeeze_end_dims", false, ""}));
+        Row{"postprocessing", "SaveImaged", "squeeze_end_dims", false, ""},
+        // CastToTyped, KeepLargestConnectedComponentd, SqueezeDimd, Lambdad (issue #39)
+        Row{"preprocessing", "CastToTyped", "dtype", "$torch.float32", ""},
+        Row{"preprocessing", "CastToTyped", "dtype", "$np.float16", "cast to float32 or remove"},
+        Row{"preprocessing", "CastToTyped", "dtype", "$torch.cfloat", "must be a dtype"},
+        Row{"postprocessing", "CastToTyped", "dtype", "$np.uint8", ""},  // after the argmax: labels stay
+        Row{"postprocessing", "KeepLargestConnectedComponentd", "applied_labels", json::array({1, 2}), ""},
+        Row{"postprocessing", "KeepLargestConnectedComponentd", "applied_labels", "1", "whole number"},
+        Row{"postprocessing", "KeepLargestConnectedComponentd", "is_onehot", false, ""},
+        Row{"postprocessing", "KeepLargestConnectedComponentd", "independent", "True", ""},
+        Row{"postprocessing", "KeepLargestConnectedComponentd", "connectivity", 2, ""},
+        Row{"postprocessing", "KeepLargestConnectedComponentd", "connectivity", 4, kNotRun},
+        Row{"postprocessing", "KeepLargestConnectedComponentd", "num_components", 0, "at least 1"},
+        Row{"postprocessing", "SqueezeDimd", "dim", 1, "not the channel axis"},
+        Row{"postprocessing", "SqueezeDimd", "dim", -4, ""},
+        Row{"postprocessing", "SqueezeDimd", "update_meta", false, ""},
+        Row{"postprocessing", "Lambdad", "func", "$lambda x: x.flip(1)", "replace it with transforms MedSeg runs"},
+        Row{"preprocessing", "Lambdad", "func", "$lambda x: x * 2", "no lambda the model zoo published runs in preprocessing"},
+        Row{"preprocessing", "scripts.transforms.Clip", "_target_", "scripts.transforms.Clip", "own Python class"},
+        // SliceInferer
+        Row{"inferer", "SliceInferer", "roi_size", json::array({64, 64}), ""},
+        Row{"inferer", "SliceInferer", "roi_size", json::array({64, 64, 64}), "must hold 2 values"},
+        Row{"inferer", "SliceInferer", "spatial_dim", 3, kNotRun}));
 
 // A bundle without Invertd keeps MONAI's mask on the network's grid: refused when Spacingd made that grid.
 TEST(BundleConfig, MissingInvertdAfterSpacingdIsRefused) {
@@ -295,6 +323,34 @@ TEST(BundleConfig, MissingInvertdAfterSpacingdIsRefused) {
   writeFileAtomically(dir / "b" / "configs" / "inference.json", inference.dump());
   writeFileAtomically(dir / "b" / "models" / "model.ts", "not read");
   EXPECT_NE(test::inputErrorMessageOf([&] { readBundle(dir / "b"); }).find("no Invertd"), std::string::npos);
+}
+
+// The post-processing steps that need the output discrete, or one channel, say so where it is not.
+TEST(BundleConfig, PostprocessingOrderIsChecked) {
+  test::ScratchDir dir("bundle-post-order");
+  fs::create_directories(dir / "b" / "configs");
+  fs::create_directories(dir / "b" / "models");
+  writeFileAtomically(dir / "b" / "configs" / "metadata.json", kMetadata.dump());
+  writeFileAtomically(dir / "b" / "models" / "model.ts", "not read");
+  const std::vector<std::pair<json, std::vector<std::string>>> cases{
+      {{{"_target_", "CastToTyped"}, {"keys", "pred"}, {"dtype", "$torch.int16"}}, {"CastToTyped", "dtype", "discretise first"}},
+      {{{"_target_", "SqueezeDimd"}, {"keys", "pred"}}, {"SqueezeDimd", "2 channels", "MONAI fails on it too"}},
+      {{{"_target_", "Lambdad"}, {"keys", "pred"}, {"func", "$lambda x: torch.where(x[[2]] > 0, 4, torch.where(x[[0]] > 0, 1, "
+                                                         "torch.where(x[[1]] > 0, 2, 0)))"}},
+       {"Lambdad", "brats_mri_segmentation's lambda, which reads channel 2 of an output with 2 channel(s)"}}};
+  for (const auto& [step, parts] : cases) {
+    json inference = baseInference();
+    inference["postprocessing"]["transforms"].insert(inference["postprocessing"]["transforms"].begin(), step);
+    writeFileAtomically(dir / "b" / "configs" / "inference.json", inference.dump());
+    const std::string message = test::inputErrorMessageOf([&] { readBundle(dir / "b"); });
+    for (const auto& part : parts) EXPECT_NE(message.find(part), std::string::npos) << part << " in: " << message;
+  }
+  json squeezeFirst = baseInference();
+  auto& list = squeezeFirst["postprocessing"]["transforms"];
+  list.insert(list.begin() + 3, json{{"_target_", "SqueezeDimd"}, {"keys", "pred"}});
+  list.insert(list.begin() + 4, json{{"_target_", "KeepLargestConnectedComponentd"}, {"keys", "pred"}});
+  writeFileAtomically(dir / "b" / "configs" / "inference.json", squeezeFirst.dump());
+  EXPECT_NE(test::inputErrorMessageOf([&] { readBundle(dir / "b"); }).find("comes after SqueezeDimd"), std::string::npos);
 }
 
 // Disabled components are dropped as MONAI drops them; references follow "#" paths.

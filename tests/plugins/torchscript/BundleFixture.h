@@ -222,13 +222,16 @@ struct Reference {
   std::string error;
 };
 
-// monai_reference.py on `bundle` and `image` (roiSize: roi_size in the network's order, empty: the bundle's).
-inline Reference monaiReference(const fs::path& bundle, const fs::path& image, const std::string& roiSize = "") {
+// monai_reference.py on `bundle` and `image` (roiSize: roi_size in the network's order, empty: the bundle's;
+// configs: the config files to merge, comma-separated from the bundle folder, empty: its inference config).
+inline Reference monaiReference(const fs::path& bundle, const fs::path& image, const std::string& roiSize = "",
+                                const std::string& configs = "") {
   Reference r;
   const fs::path out = image.parent_path() / (bundle.filename().string() + "-" + image.stem().stem().string() + "-reference");
   std::vector<std::string> argv{debianPython(), std::string(MEDSEG_SOURCE_DIR) + "/tests/plugins/torchscript/monai_reference.py",
                                 bundle.string(), image.string(), out.string()};
   if (!roiSize.empty()) argv.insert(argv.end(), {"--roi-size", roiSize});
+  if (!configs.empty()) argv.insert(argv.end(), {"--config", configs});
   const auto run = test::runProgram(argv);
   if (run.exitCode != 0) {
     r.error = run.output;

@@ -320,14 +320,18 @@ TEST_F(MonaiBundle, Item7_LoneModelWithoutItsInferenceConfigIsRefused) {
   EXPECT_FALSE(fs::exists(dir() / "lone-bare.nii.gz"));
 }
 
-// Item 8: a string where MONAI takes a boolean is refused when the bundle is read, before the model
-// loads (this bundle's model.ts is not even TorchScript), naming file, transform, argument and value.
-TEST_F(MonaiBundle, Item8_StringBooleanIsRefusedBeforeTheModelLoads) {
+// Item 8 (as issue #39 revised it): a string where MONAI takes a boolean is read as MONAI's transforms test
+// it, so "True" is true; "False", which MONAI would take as true too, is refused when the bundle is read,
+// before the model loads (this bundle's model.ts is not even TorchScript), naming file, transform,
+// argument and value.
+TEST_F(MonaiBundle, Item8_StringBooleanIsReadAsMonaiOrRefusedBeforeTheModelLoads) {
   json inference = BundleFiles::get().baseInference();
   transformIn(inference, "preprocessing", "ScaleIntensityRanged")["clip"] = "True";
+  EXPECT_EQ(differing(maskOf(writeBundle("string-true", inference), "case.nii.gz"), maskOf(dir() / "bundle", "case.nii.gz")), 0u);
+  transformIn(inference, "preprocessing", "ScaleIntensityRanged")["clip"] = "False";
   const fs::path bundle = writeBundle("string-boolean", inference);
   writeFileAtomically(bundle / "models" / "model.ts", "not a TorchScript archive");
-  expectRefused(bundle, {"inference.json", "preprocessing[4]", "ScaleIntensityRanged", "clip", "\"True\"", "without quotes"});
+  expectRefused(bundle, {"inference.json", "preprocessing[4]", "ScaleIntensityRanged", "clip", "\"False\"", "without quotes"});
 }
 
 }  // namespace

@@ -1,22 +1,29 @@
-"""A reference for MedSeg's MONAI bundle runner, written from MONAI 1.4's definitions with numpy and torch
-only (MONAI itself is not installed): the transforms, the sliding-window inferer and the post-processing
-the tests' own bundles use, each after the MONAI (or nibabel) function named in its docstring.
+"""A reference for MedSeg's MONAI bundle runner, written from MONAI 1.4's definitions with numpy, torch and
+PyYAML only (MONAI itself is not installed): the config as monai.bundle's ConfigParser builds it (files
+merged, macros, relative ids, references, "$" expressions evaluated by Python's eval, lambdas included),
+the transforms, the inferers and the post-processing the tests' own bundles use, each after the MONAI (or
+nibabel, skimage) function named in its docstring.
 
-    python3 monai_reference.py BUNDLE IMAGE.nii.gz OUT [--roi-size X,Y,Z]
+    python3 monai_reference.py BUNDLE IMAGE.nii.gz OUT [--roi-size X,Y,Z] [--config A.json,B.yaml]
 
-writes OUT.raw (the label map, uint8, x fastest, on the image's grid) and OUT.json (the network grid and
-the number of windows). --roi-size replaces the inferer's roi_size (in the network's axis order).
+writes OUT.raw (the label map, uint8, x fastest, on the image's grid) and OUT.json (the network grid, the
+number of windows, the labels found). --roi-size replaces the inferer's roi_size (in the network's axis
+order); --config names the config files to merge, from the bundle folder (default: configs/inference.*).
 """
+import copy
 import gzip
 import itertools
 import json
 import math
+import os
+import re
 import struct
 import sys
 
 import numpy as np
 import torch
 import torch.nn.functional as F
+import yaml
 
 AFFINE_TOL = 1e-3  # monai/data/utils.py
 
@@ -220,7 +227,7 @@ def orientation(img, affine, axcodes):
 
 
 def spacing(img, affine, t):
-    pixdim = t["pixdim"] if isinstance(t["pixdim"], list) else [t["pixdim"]]
+    pixdim = list(t["pixdim"]) if isinstance(t["pixdim"], (list, tuple)) else [t["pixdim"]]
     out_d = np.array(pixdim[:3] + [pixdim[-1]] * (3 - len(pixdim[:3])), dtype=np.float64)
     original = affine_to_spacing(affine)
     lows = np.array(np.atleast_1d(t.get("min_pixdim", np.nan)), dtype=np.float64)
@@ -235,11 +242,21 @@ def spacing(img, affine, t):
     new = zoom_affine(affine, out_d, t.get("diagonal", False))
     shape, offset = compute_shape_offset(img.shape[1:], affine, new, t.get("scale_extent", False))
     new[:3, -1] = offset
-    how = dict(mode=t.get("mode", "bilinear"), padding=t.get("padding_mode", "border"),
-               align_corners=t.get("align_corners", False),
-               dtype=torch.float64 if t.get("dtype", "float64") == "float64" else torch.float32)
+    dtype = by_key(t, "dtype", np.float64)
+    how = dict(mode=by_key(t, "mode", "bilinear"), padding=by_key(t, "padding_mode", "border"),
+               align_corners=by_key(t, "align_corners", False),
+               dtype=torch.float64 if dtype in ("float64", np.float64, torch.float64) else torch.float32)
     out, out_affine = spatial_resample(img, affine, new, shape, **how)
     return out, out_affine, how
+
+
+def by_key(t, name, default, key="image"):
+    """A dictionary transform's argument given per key (ensure_tuple_rep over its keys): the entry of `key`."""
+    value = t.get(name, default)
+    if not isinstance(value, (list, tuple)):
+        return value
+    keys = t["keys"] if isinstance(t["keys"], (list, tuple)) else [t["keys"]]
+    return value[keys.index(key)] if len(value) == len(keys) else value
 
 
 def crop_foreground(img, affine, t):
@@ -273,17 +290,124 @@ def crop_foreground(img, affine, t):
     return out.contiguous(), shifted, (start, list(img.shape[1:]))
 
 
-# --- the pipeline -------------------------------------------------------------------------------------
+# --- monai/bundle: the config as ConfigParser builds it ----------------------------------------------
 
-def resolved(value, config):
-    """"@key" and "$@key" (the tests' bundles refer to top-level keys only)."""
-    if isinstance(value, str) and value.startswith(("@", "$@")):
-        return resolved(config[value.lstrip("$@")], config)
-    if isinstance(value, list):
-        return [resolved(v, config) for v in value]
-    if isinstance(value, dict):
-        return {k: resolved(v, config) for k, v in value.items()}
+SEP = "::"
+
+
+def load_config(path):
+    """ConfigParser.load_config_file: JSON, or YAML with PyYAML's safe loader."""
+    with open(path) as f:
+        return yaml.safe_load(f) if path.lower().endswith((".yaml", ".yml")) else json.load(f)
+
+
+def split_id(id):
+    return str(id).replace("#", SEP).split(SEP)
+
+
+def get_item(config, id):
+    for k in (split_id(id) if id != "" else []):
+        config = config[k] if isinstance(config, dict) else config[int(k)]
+    return config
+
+
+def merge_files(paths):
+    """load_config_files + utils.merge_kv: later files set items by id; "+id" merges."""
+    config = {}
+    for path in paths:
+        for k, v in load_config(path).items():
+            if k.startswith("+") and has_item(config, k[1:]):
+                target = get_item(config, k[1:])
+                target.update(v) if isinstance(target, dict) else target.extend(v)
+                continue
+            k = k.lstrip("+")
+            *parent, last = split_id(k)
+            holder = get_item(config, SEP.join(parent)) if parent else config
+            holder[last if isinstance(holder, dict) else int(last)] = v
+    return config
+
+
+def has_item(config, id):
+    try:
+        get_item(config, id)
+        return True
+    except (KeyError, IndexError, ValueError):
+        return False
+
+
+def absolute(value, id):
+    """ConfigParser.resolve_relative_ids: "@##x" at a::b::c is "@a::x"."""
+    value = value.replace("#", SEP)
+    here = id.split(SEP)
+    for prefix in sorted(set(re.findall(r"(?:@|%)(?:::)+", value)), reverse=True):
+        levels = prefix[1:].count(SEP)
+        base = "" if levels == len(here) else SEP.join(here[:-levels]) + SEP
+        value = value.replace(prefix, prefix[0] + base)
     return value
+
+
+def macros(config, root, node=None, id=""):
+    """ConfigParser._do_resolve: relative ids made absolute, "%file::id" / "%id" replaced by copies."""
+    node = config if node is None else node
+    if isinstance(node, (dict, list)):
+        for k, v in (node.items() if isinstance(node, dict) else enumerate(node)):
+            node[k] = macros(config, root, v, f"{id}{SEP}{k}" if id else f"{k}")
+    if isinstance(node, str):
+        node = absolute(node, id)
+        if node.startswith("%"):
+            found = re.findall(r"(.*\.(json|yaml|yml))(?=(?:::.*)|$)", node[1:], re.IGNORECASE)
+            path, target = (found[0][0], node[1 + len(found[0][0]):].removeprefix(SEP)) if found else ("", node[1:])
+            source = load_config(os.path.join(root, path)) if path else config
+            return copy.deepcopy(get_item(source, target))
+    return node
+
+
+def disabled(item):
+    flag = item.get("_disabled_", False) if isinstance(item, dict) and "_target_" in item else False
+    return flag.lower().strip() == "true" if isinstance(flag, str) else bool(flag)
+
+
+class Component(dict):
+    """A component's arguments, each resolved when it is read, as MONAI resolves only what it instantiates."""
+
+    def __init__(self, raw, resolver):
+        super().__init__(raw)
+        self.resolver = resolver
+
+    def __getitem__(self, key):
+        return self.resolver.value(super().__getitem__(key))
+
+    def get(self, key, default=None):
+        return self[key] if key in self else default
+
+
+class Resolver:
+    """ReferenceResolver without instantiation: components stay dicts of their resolved arguments,
+    "$" expressions are evaluated by Python's eval as ConfigExpression evaluates them, "@id" is the item."""
+
+    def __init__(self, config):
+        self.config = config
+
+    def item(self, id):
+        return self.value(get_item(self.config, id))
+
+    def value(self, node):
+        if isinstance(node, dict) and "_target_" in node:
+            return Component({k: v for k, v in node.items() if not disabled(v)}, self)
+        if isinstance(node, dict):
+            return {k: self.value(v) for k, v in node.items() if not disabled(v)}
+        if isinstance(node, list):
+            return [self.value(v) for v in node if not disabled(v)]
+        if isinstance(node, str) and node.startswith("$"):
+            refs = {}
+            def swap(match):
+                refs[match.group(0)[1:]] = self.item(match.group(0)[1:])
+                return f"__refs['{match.group(0)[1:]}']"
+            code = re.sub(r"@\w*(?:::\w*)*", swap, node[1:].replace("#", SEP))
+            return eval(code, {"torch": torch, "np": np, "numpy": np, "__refs": refs})
+        if isinstance(node, str) and re.fullmatch(r"@\w*(?:::\w*)*", node.replace("#", SEP)):
+            return self.item(node[1:])
+        return node
 
 
 def name_of(component):
@@ -316,17 +440,73 @@ def preprocess(img, affine, config, key):
             before = affine
             img, affine, box = crop_foreground(img, affine, t)
             applied.append(("crop", before, box))
-        elif name in ("LoadImaged", "EnsureChannelFirstd", "EnsureTyped"):
+        elif name == "ScaleIntensityd":
+            img = scale_intensity(img, t)
+        elif name == "NormalizeIntensityd":
+            img = normalize_intensity(img, t)
+        elif name == "CastToTyped":
+            img = img.to(t.get("dtype", torch.float32))
+        elif name in ("LoadImaged", "EnsureChannelFirstd", "EnsureTyped", "ToTensord"):
             pass
         else:
             raise SystemExit(f"the reference does not run {name}")
     return img.float(), affine, applied
 
 
+def rescale_array(arr, minv, maxv):
+    """monai/transforms/utils.py rescale_array."""
+    lo, hi = arr.min(), arr.max()
+    if lo == hi:
+        return arr * minv if minv is not None else arr
+    norm = (arr - lo) / (hi - lo)
+    return norm if minv is None or maxv is None else norm * (maxv - minv) + minv
+
+
+def scale_intensity(img, t):
+    """intensity/array.py ScaleIntensity (minv 0, maxv 1 by default)."""
+    minv, maxv, factor = t.get("minv", 0.0), t.get("maxv", 1.0), t.get("factor")
+    if minv is not None or maxv is not None:
+        if t.get("channel_wise", False):
+            return torch.stack([rescale_array(c, minv, maxv) for c in img])
+        return rescale_array(img, minv, maxv)
+    return img * (1 + factor) if factor is not None else img
+
+
+def normalize_one(img, nonzero, sub, div):
+    """intensity/array.py NormalizeIntensity._normalize: mean and population std of the voxels chosen."""
+    img = img.clone().float()
+    chosen = img != 0 if nonzero else torch.ones_like(img, dtype=torch.bool)
+    if not chosen.any():
+        return img
+    values = img[chosen]
+    sub = torch.mean(values) if sub is None else sub
+    div = torch.std(values, unbiased=False) if div is None else div
+    div = 1.0 if float(div) == 0.0 else div
+    img[chosen] = (values - sub) / div
+    return img
+
+
+def normalize_intensity(img, t):
+    nonzero, sub, div = bool(t.get("nonzero", False)), t.get("subtrahend"), t.get("divisor")
+    if bool(t.get("channel_wise", False)):
+        return torch.stack([normalize_one(c, nonzero, None if sub is None else sub[i], None if div is None else div[i])
+                            for i, c in enumerate(img)])
+    return normalize_one(img, nonzero, sub, div)
+
+
+def slice_inferer(inputs, network, t, roi_override):
+    """inferers/inferer.py SliceInferer: a 2-D roi_size gets 1 at spatial_dim; the network sees 2-D slices."""
+    axis = t.get("spatial_dim", 0)
+    roi = list(roi_override or t["roi_size"])
+    roi.insert(axis, 1)
+    wrapped = lambda x: network(x.squeeze(axis + 2)).unsqueeze(axis + 2)
+    return sliding_window(inputs, wrapped, dict(t, roi_size=roi), None)
+
+
 def sliding_window(inputs, predictor, t, roi_override):
     """monai/inferers/utils.py sliding_window_inference (not buffered), batch of one."""
     roi = roi_override or t["roi_size"]
-    roi = roi if isinstance(roi, list) else [roi] * 3
+    roi = list(roi) if isinstance(roi, (list, tuple)) else [roi] * 3
     image_size_ = list(inputs.shape[2:])
     roi = [r if r and r > 0 else s for r, s in zip(roi, image_size_)]
     image_size = [max(s, r) for s, r in zip(image_size_, roi)]
@@ -378,37 +558,131 @@ def invert(pred, affine, applied, nearest):
     return pred
 
 
+# --- monai/transforms/post ---------------------------------------------------------------------------
+
+def label_components(foreground, connectivity):
+    """skimage.measure.label's numbering: components (up to `connectivity` orthogonal hops) numbered 1.. in the
+    raster order of their first voxel. Each voxel takes the least raster index it reaches, until nothing changes."""
+    n = foreground.numel()
+    far = float(n)
+    index = torch.arange(n, dtype=torch.float64).reshape(foreground.shape)
+    reach = torch.where(foreground, index, torch.full_like(index, far))
+    steps = [d for d in itertools.product((-1, 0, 1), repeat=3) if 0 < sum(map(abs, d)) <= connectivity]
+    size = foreground.shape
+    while True:
+        padded = F.pad(reach[None, None], (1, 1, 1, 1, 1, 1), value=far)[0, 0]
+        best = reach
+        for dx, dy, dz in steps:
+            best = torch.minimum(best, padded[1 + dx:1 + dx + size[0], 1 + dy:1 + dy + size[1], 1 + dz:1 + dz + size[2]])
+        best = torch.where(foreground, best, torch.full_like(best, far))
+        if torch.equal(best, reach):
+            break
+        reach = best
+    firsts = torch.unique(reach[foreground])
+    labels = torch.zeros(size, dtype=torch.long)
+    labels[foreground] = torch.searchsorted(firsts, reach[foreground]) + 1
+    return labels, len(firsts)
+
+
+def largest_component_mask(foreground, connectivity, count):
+    """utils.py get_largest_connected_component_mask."""
+    features, found = label_components(foreground, connectivity or 3)
+    if found <= count:
+        return foreground.clone()
+    keep = np.argsort(np.bincount(features[features != 0].numpy()))[::-1][:count]
+    return torch.from_numpy(np.isin(features.numpy(), keep))
+
+
+def keep_largest(img, t):
+    """post/array.py KeepLargestConnectedComponent."""
+    img = img.clone()
+    onehot = img.shape[0] > 1 if t.get("is_onehot") is None else t.get("is_onehot")
+    labels = t.get("applied_labels")
+    labels = [labels] if isinstance(labels, int) else labels
+    if labels is None:
+        labels = [i for i in range(1, img.shape[0]) if img[i].sum() > 0] if onehot else \
+            [int(v) for v in torch.unique(img).tolist() if v != 0]
+    hops, count = t.get("connectivity"), t.get("num_components", 1)
+    if t.get("independent", True):
+        for i in labels:
+            fg = img[i] > 0 if onehot else img[0] == i
+            drop = fg & ~largest_component_mask(fg, hops, count)
+            img[i if onehot else 0][drop] = 0
+        return img
+    fg = (img[labels] == 1).any(0) if onehot else (img[0][..., None] == torch.tensor(labels, dtype=img.dtype)).any(-1)
+    drop = fg & ~largest_component_mask(fg, hops, count)
+    for i in labels if onehot else [0]:
+        img[i][drop] = 0
+    return img
+
+
+def discretise(pred, t):
+    """post/array.py AsDiscrete: argmax, then to_onehot, then threshold, then rounding."""
+    if t.get("argmax"):
+        pred = torch.argmax(pred, dim=0, keepdim=True).float()
+    if t.get("to_onehot") is not None:
+        pred = F.one_hot(pred[0].long(), t["to_onehot"]).permute(3, 0, 1, 2).float()
+    if t.get("threshold") is not None:
+        pred = (pred >= t["threshold"]).float()
+    if t.get("rounding") is not None:
+        pred = torch.round(pred)
+    return pred
+
+
+def postprocess(pred, config, pre_affine, applied):
+    for t in transforms_of(config.item("postprocessing")):
+        name = name_of(t)
+        if name == "Activationsd":
+            pred = torch.softmax(pred, 0) if t.get("softmax") else torch.sigmoid(pred) if t.get("sigmoid") else pred
+        elif name == "AsDiscreted":
+            pred = discretise(pred, t)
+        elif name == "Invertd":
+            pred = invert(pred, pre_affine, applied, t.get("nearest_interp", True))
+        elif name == "KeepLargestConnectedComponentd":
+            pred = keep_largest(pred, t)
+        elif name == "Lambdad":
+            pred = t["func"](pred)
+        elif name == "CastToTyped":
+            pred = pred.to(t.get("dtype", torch.float32))
+        elif name == "SqueezeDimd":
+            pred = pred.squeeze(t.get("dim", 0))
+        elif name not in ("SaveImaged", "EnsureTyped", "ToTensord"):
+            raise SystemExit(f"the reference does not run {name}")
+    return pred
+
+
+def infer(pre, net, inferer, roi):
+    name = name_of(inferer)
+    if name == "SimpleInferer":
+        return net(pre[None]), 1
+    if name == "SliceInferer":
+        return slice_inferer(pre[None], net, inferer, roi)
+    return sliding_window(pre[None], net, inferer, roi)
+
+
 def main():
     bundle, image_path, out = sys.argv[1:4]
-    roi = None
-    if len(sys.argv) > 5 and sys.argv[4] == "--roi-size":
-        roi = [int(v) for v in sys.argv[5].split(",")]
-    config = json.load(open(f"{bundle}/configs/inference.json"))
-    config = {k: resolved(v, config) for k, v in config.items() if k != "postprocessing"} | {"postprocessing": config["postprocessing"]}
+    options = dict(zip(sys.argv[4::2], sys.argv[5::2]))
+    roi = [int(v) for v in options["--roi-size"].split(",")] if "--roi-size" in options else None
+    names = options["--config"].split(",") if "--config" in options else \
+        [next(f"configs/inference.{e}" for e in ("json", "yaml", "yml") if os.path.exists(f"{bundle}/configs/inference.{e}"))]
+    config = Resolver(macros(merge_files([os.path.join(bundle, n) for n in names]), bundle))
     metadata = json.load(open(f"{bundle}/configs/metadata.json"))
     key = next(iter(metadata["network_data_format"]["inputs"]))
     torch.set_grad_enabled(False)
     img, affine = read_nifti(image_path)
     affine = affine.copy()
     original_size = list(img.shape[1:])
-    pre, pre_affine, applied = preprocess(img, affine, config, key)
+    pre, pre_affine, applied = preprocess(img, affine, {"preprocessing": config.item("preprocessing")}, key)
     net = torch.jit.load(f"{bundle}/models/model.ts").eval()
-    pred, windows = sliding_window(pre[None], net, config["inferer"], roi)
-    pred = pred[0]
-    labels = False
-    for t in transforms_of(config["postprocessing"]):
-        name = name_of(t)
-        if name == "Activationsd":
-            pred = torch.softmax(pred, 0) if t.get("softmax") else torch.sigmoid(pred) if t.get("sigmoid") else pred
-        elif name == "AsDiscreted" and t.get("argmax"):
-            pred, labels = torch.argmax(pred, dim=0, keepdim=True).float(), True
-        elif name == "Invertd":
-            pred = invert(pred, pre_affine, applied, t.get("nearest_interp", True))
-    mask = pred[0] if labels else torch.argmax(pred, 0)
+    pred, windows = infer(pre, net, config.item("inferer"), roi)
+    pred = postprocess(pred[0].float(), config, pre_affine, applied)
+    mask = pred if pred.dim() == 3 else pred[0] if pred.shape[0] == 1 else torch.argmax(pred, 0)
     assert list(mask.shape) == original_size, (mask.shape, original_size)
-    mask = mask.round().to(torch.uint8).numpy()
+    mask = mask.float().round().to(torch.uint8).numpy()
     open(out + ".raw", "wb").write(np.ascontiguousarray(mask.transpose(2, 1, 0)).tobytes())
-    json.dump({"network_grid": list(pre.shape[1:]), "windows": windows, "size": original_size}, open(out + ".json", "w"))
+    json.dump({"network_grid": list(pre.shape[1:]), "windows": windows, "size": original_size,
+               "labels": sorted(int(v) for v in np.unique(mask))}, open(out + ".json", "w"))
 
 
 if __name__ == "__main__":
