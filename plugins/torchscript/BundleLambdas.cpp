@@ -27,7 +27,9 @@ std::string renamed(const std::string& text, const std::string& from, const std:
 const std::map<std::string, ChannelsToLabels>& published() {
   static const std::map<std::string, ChannelsToLabels> table{
       {"lambdax:torch.where(x[[2]]>0,4,torch.where(x[[0]]>0,1,torch.where(x[[1]]>0,2,0)))",
-       ChannelsToLabels{{{2, 0.0, 4}, {0, 0.0, 1}, {1, 0.0, 2}}, 0, "brats_mri_segmentation"}}};
+       // Channels TC, WT, ET to BraTS's labels: enhancing 4, the rest of the core 1, the rest of the
+       // whole tumour (the edema) 2, as the BraTS 2018-2021 challenges label them.
+       ChannelsToLabels{{{2, 0.0, 4}, {0, 0.0, 1}, {1, 0.0, 2}}, 0, "brats_mri_segmentation", {{1, "NCR/NET"}, {2, "ED"}, {4, "ET"}}}}};
   return table;
 }
 

@@ -6,6 +6,7 @@
 //     lambda x: torch.where(x[[2]] > 0, 4, torch.where(x[[0]] > 0, 1, torch.where(x[[1]] > 0, 2, 0)))
 //   its three region channels (tumour core, whole tumour, enhancing tumour) as one channel of BraTS
 //   labels: 4 where channel 2 > 0, else 1 where channel 0 > 0, else 2 where channel 1 > 0, else 0.
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +26,9 @@ struct ChannelsToLabels {
   std::vector<Rule> rules;
   int64_t otherwise = 0;
   std::string published;  // the bundle whose lambda it is
+  // What the written labels are, when the lambda writes a known convention (brats_mri_segmentation:
+  // BraTS 2018's 1 NCR/NET, 2 ED, 4 ET); empty: each label is named after the channel deciding it.
+  std::map<int64_t, std::string> labelNames;
 
   // outputs [C, ...] -> [1, ...] float32 labels.
   torch::Tensor apply(const torch::Tensor& outputs) const;

@@ -169,7 +169,9 @@ class StepReader {
   std::vector<BundleLabel> labels() const {
     std::map<int, std::string> named;
     if (relabel_) {
-      for (const auto& rule : relabel_->rules) named.emplace(int(rule.label), nameOf(b_.outputNames, rule.channel));
+      for (const auto& rule : relabel_->rules)
+        named.emplace(int(rule.label), relabel_->labelNames.count(rule.label) ? relabel_->labelNames.at(rule.label)
+                                                                               : nameOf(b_.outputNames, rule.channel));
     } else if (b_.regions()) {
       for (int64_t c = 0; c < b_.outputChannels; ++c) named.emplace(int(c + 1), nameOf(b_.outputNames, c));
     } else {

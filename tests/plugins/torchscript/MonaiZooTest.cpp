@@ -181,9 +181,11 @@ TEST_F(MonaiZoo, BratsWritesLabels124AsItsLambdaDoes) {
   }
   const fs::path out = dir() / "brats_mri_segmentation-brats-oblique.nii.gz";
   const LabelTable table = readLabelTable(itkSnapLabelPath(out));
-  EXPECT_EQ(table.entryFor(1).name, "Tumor core");
-  EXPECT_EQ(table.entryFor(2).name, "Whole tumor");
-  EXPECT_EQ(table.entryFor(4).name, "Enhancing tumor");
+  // BraTS's names for what the lambda writes (1 necrotic / non-enhancing core, 2 edema, 4 enhancing),
+  // so the studio shows the WT/TC/ET rows over them.
+  EXPECT_EQ(table.entryFor(1).name, "NCR/NET");
+  EXPECT_EQ(table.entryFor(2).name, "ED");
+  EXPECT_EQ(table.entryFor(4).name, "ET");
   EXPECT_EQ(table.entries.count(3), 0u);
 }
 
