@@ -1,506 +1,79 @@
 #include "app/studio/ClusterPanel.h"
 
-#include <QCheckBox>
-#include <QComboBox>
 #include <QDir>
-#include <QFile>
-#include <QFileDialog>
-#include <QFileInfo>
 #include <QFormLayout>
-#include <QHBoxLayout>
-#include <QHeaderView>
-#include <QJsonArray>
-#include <QJsonDocument>
-#include <QLabel>
 #include <QLineEdit>
-#include <QPlainTextEdit>
-#include <QPushButton>
 #include <QTabWidget>
-#include <QTableWidget>
-#include <QTimer>
 #include <QVBoxLayout>
-#include <exception>
 
-#include "app/studio/ClusterSubmitForm.h"
-#include "app/studio/MedsegProcess.h"
+#include "app/studio/ClusterRunsTab.h"
+#include "app/studio/ClusterScalingTab.h"
+#include "app/studio/ClusterSubmitTab.h"
 #include "app/studio/PanelWidgets.h"
-#include "app/studio/ScalingCharts.h"
-#include "app/studio/ViewerDocument.h"
 
 namespace medseg::studio {
-namespace {
-
-enum Column { kRun, kState, kBackend, kMode, kRanks, kUpdated, kJob, kNote, kColumns };
-
-QColor stateColour(const QString& state) {
-  if (state == "finished") return QColor(30, 140, 60);
-  if (state == "failed" || state == "unreadable") return QColor(200, 40, 40);
-  if (state == "running") return QColor(30, 90, 200);
-  if (state == "cancelled") return QColor(150, 110, 30);
-  return QColor(110, 110, 110);
-}
-
-QString text(const QJsonValue& value) {
-  if (value.isString()) return value.toString();
-  if (value.isDouble()) return QString::number(value.toDouble());
-  return QString();
-}
-
-// A scaling document: scaling.json itself, or JSON lines whose "result" event (kind "scaling")
-// carries the same rows (`medseg --json scaling > study.jsonl`).
-QJsonObject scalingDocument(const QByteArray& bytes) {
-  QJsonParseError error{};
-  const QJsonDocument whole = QJsonDocument::fromJson(bytes, &error);
-  if (error.error == QJsonParseError::NoError && whole.isObject()) return whole.object();
-  QJsonObject found;
-  for (const QByteArray& line : bytes.split('\n')) {
-    const QJsonDocument event = QJsonDocument::fromJson(line.trimmed());
-    if (event.isObject() && event.object().value("kind").toString() == "scaling") found = event.object();
-  }
-  return found;
-}
-
-}  // namespace
 
 ClusterPanel::ClusterPanel(ViewerDocument& document, QWidget* parent)
     : QWidget(parent),
-      document_(document),
       runRoot_(new QLineEdit(QDir::home().filePath("medseg-runs/cluster"), this)),
-      tabs_(new QTabWidget(this)),
-      form_(new ClusterSubmitForm(this)),
-      submitButton_(new QPushButton(tr("Submit run"), this)),
-      submitStatus_(new QLabel(this)),
-      submitLog_(new QPlainTextEdit(this)),
-      table_(new QTableWidget(0, kColumns, this)),
-      refreshButton_(new QPushButton(tr("Refresh"), this)),
-      autoRefresh_(new QCheckBox(tr("every 10 s"), this)),
-      runsStatus_(new QLabel(this)),
-      masks_(new QComboBox(this)),
-      openMaskButton_(new QPushButton(tr("Open as overlay"), this)),
-      cancelButton_(new QPushButton(tr("Cancel run"), this)),
-      details_(new QPlainTextEdit(this)),
-      cases_(new QTableWidget(0, 0, this)),
-      charts_(new ScalingCharts(this)),
-      scalingSource_(new QLabel(this)),
-      refreshTimer_(new QTimer(this)),
-      submitProcess_(new MedsegProcess(this)),
-      runsProcess_(new MedsegProcess(this)),
-      detailsProcess_(new MedsegProcess(this)),
-      cancelProcess_(new MedsegProcess(this)) {
+      tabs_(new QTabWidget(this)) {
   setObjectName("clusterPanel");
+  auto root = [this] { return runRoot(); };
+  submitTab_ = new ClusterSubmitTab(root, this);
+  runsTab_ = new ClusterRunsTab(document, root, this);
+  scalingTab_ = new ClusterScalingTab([this] { return runsTab_->selectedRunDirectory(); }, root, this);
   auto* rootRow = new QFormLayout;
   rootRow->addRow(tr("Runs folder"), withBrowseButton(runRoot_, true, QString(), this));
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(rootRow);
   layout->addWidget(tabs_, 1);
-  tabs_->addTab(buildSubmitTab(), tr("Submit"));
-  tabs_->addTab(buildRunsTab(), tr("Runs"));
-  tabs_->addTab(buildScalingTab(), tr("Scaling"));
+  tabs_->addTab(submitTab_, tr("Submit"));
+  tabs_->addTab(runsTab_, tr("Runs"));
+  tabs_->addTab(scalingTab_, tr("Scaling"));
 
-  connect(runRoot_, &QLineEdit::editingFinished, this, &ClusterPanel::refreshRuns);
-  refreshTimer_->setInterval(10000);
-  connect(refreshTimer_, &QTimer::timeout, this, [this] {
-    if (isVisible() && autoRefresh_->isChecked()) refreshRuns();
+  connect(runRoot_, &QLineEdit::editingFinished, runsTab_, &ClusterRunsTab::refreshRuns);
+  // A run started shows in the Runs table before anyone hears it was submitted.
+  connect(submitTab_, &ClusterSubmitTab::submitted, this, [this](bool ok, const QString& runDirectory, const QString& message) {
+    if (ok && !submitTab_->lastSubmission().value("dry_run").toBool()) runsTab_->refreshRuns();
+    Q_EMIT submitted(ok, runDirectory, message);
   });
-  autoRefresh_->setChecked(true);
-  refreshTimer_->start();
-
-  connect(submitProcess_, &MedsegProcess::event, this, [this](const QJsonObject& event) {
-    const QString kind = event.value("event").toString();
-    if (kind == "result" && event.value("kind").toString() == "submit") {
-      lastSubmission_ = event;
-      if (event.value("dry_run").toBool()) {
-        QStringList argv;
-        for (const QJsonValue& a : event.value("argv").toArray()) argv << a.toString();
-        submitLog_->appendPlainText(tr("would run in %1:\n  %2").arg(event.value("run_dir").toString(), argv.join(' ')));
-        if (event.contains("script")) submitLog_->appendPlainText(event.value("script").toString());
-      } else {
-        submitLog_->appendPlainText(tr("run %1 (%2): %3").arg(event.value("run").toString(), event.value("backend").toString(),
-                                                              event.value("state").toString()));
-      }
-    } else if (kind == "log" || kind == "error") {
-      submitLog_->appendPlainText(event.value("message").toString());
-    }
-  });
-  connect(submitProcess_, &MedsegProcess::logLine, submitLog_, &QPlainTextEdit::appendPlainText);
-  connect(submitProcess_, &MedsegProcess::finished, this, [this](bool ok, int, const QString& message) {
-    submitButton_->setEnabled(true);
-    const QString runDir = lastSubmission_.value("run_dir").toString();
-    if (!ok) submitStatus_->setText(tr("submission failed: %1").arg(message));
-    else if (lastSubmission_.value("dry_run").toBool()) submitStatus_->setText(tr("dry run: nothing was started"));
-    else submitStatus_->setText(tr("submitted %1: %2").arg(lastSubmission_.value("run").toString(),
-                                                           lastSubmission_.value("state").toString()));
-    if (ok && !lastSubmission_.value("dry_run").toBool()) refreshRuns();
-    Q_EMIT submitted(ok, runDir, message);
-  });
-
-  connect(runsProcess_, &MedsegProcess::event, this, [this](const QJsonObject& event) {
-    if (event.value("event").toString() == "result" && event.value("kind").toString() == "runs") showRuns(event);
-  });
-  connect(runsProcess_, &MedsegProcess::finished, this, [this](bool ok, int, const QString& message) {
-    refreshButton_->setEnabled(true);
-    if (!ok) runsStatus_->setText(tr("cannot list runs: %1").arg(message));
-    Q_EMIT runsRefreshed();
-  });
-  connect(detailsProcess_, &MedsegProcess::event, this, [this](const QJsonObject& event) {
-    if (event.value("event").toString() == "result" && event.value("kind").toString() == "run") showRunDetails(event);
-  });
-  connect(cancelProcess_, &MedsegProcess::finished, this, [this](bool ok, int, const QString& message) {
-    runsStatus_->setText(ok ? tr("cancel requested") : tr("cannot cancel: %1").arg(message));
-    refreshRuns();
-  });
-}
-
-QWidget* ClusterPanel::buildSubmitTab() {
-  auto* tab = new QWidget(this);
-  auto* layout = new QVBoxLayout(tab);
-  layout->addWidget(form_);
-  layout->addWidget(submitButton_);
-  layout->addWidget(submitStatus_);
-  layout->addWidget(submitLog_, 1);
-  submitButton_->setObjectName("clusterSubmit");
-  submitStatus_->setWordWrap(true);
-  submitLog_->setReadOnly(true);
-  submitLog_->setMaximumBlockCount(2000);
-  connect(submitButton_, &QPushButton::clicked, this, &ClusterPanel::submit);
-  return tab;
-}
-
-QWidget* ClusterPanel::buildRunsTab() {
-  auto* tab = new QWidget(this);
-  table_->setObjectName("clusterRuns");
-  table_->setHorizontalHeaderLabels({tr("Run"), tr("State"), tr("Back-end"), tr("Mode"), tr("Ranks"), tr("Updated"),
-                                     tr("Job / PID"), tr("Note")});
-  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
-  table_->setSelectionMode(QAbstractItemView::SingleSelection);
-  table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-  table_->horizontalHeader()->setStretchLastSection(true);
-  table_->verticalHeader()->hide();
-  auto* buttons = new QHBoxLayout;
-  buttons->addWidget(refreshButton_);
-  buttons->addWidget(autoRefresh_);
-  buttons->addStretch(1);
-  buttons->addWidget(cancelButton_);
-  auto* maskRow = new QHBoxLayout;
-  maskRow->addWidget(new QLabel(tr("Returned mask"), tab));
-  maskRow->addWidget(masks_, 1);
-  maskRow->addWidget(openMaskButton_);
-  auto* layout = new QVBoxLayout(tab);
-  layout->addLayout(buttons);
-  layout->addWidget(table_, 2);
-  layout->addWidget(runsStatus_);
-  layout->addLayout(maskRow);
-  layout->addWidget(cases_, 1);
-  layout->addWidget(details_, 1);
-  cases_->setObjectName("clusterCases");
-  cases_->setSelectionBehavior(QAbstractItemView::SelectRows);
-  cases_->setSelectionMode(QAbstractItemView::SingleSelection);
-  cases_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-  cases_->horizontalHeader()->setStretchLastSection(true);
-  cases_->verticalHeader()->hide();
-  cases_->setToolTip(tr("Returned masks of an infer run: click a case to open its image with the mask as overlay"));
-  cases_->hide();
-  connect(cases_, &QTableWidget::cellClicked, this, [this](int row, int) { openCase(row); });
-  runsStatus_->setWordWrap(true);
-  details_->setReadOnly(true);
-  openMaskButton_->setObjectName("clusterOpenMask");
-  openMaskButton_->setEnabled(false);
-  cancelButton_->setEnabled(false);
-  connect(refreshButton_, &QPushButton::clicked, this, &ClusterPanel::refreshRuns);
-  connect(table_, &QTableWidget::itemSelectionChanged, this, &ClusterPanel::onSelectionChanged);
-  connect(openMaskButton_, &QPushButton::clicked, this, [this] {
-    if (masks_->currentIndex() >= 0) openMask(masks_->currentData().toString());
-  });
-  connect(cancelButton_, &QPushButton::clicked, this, &ClusterPanel::cancelSelectedRun);
-  return tab;
-}
-
-QWidget* ClusterPanel::buildScalingTab() {
-  auto* tab = new QWidget(this);
-  auto* open = new QPushButton(tr("Open scaling.json…"), tab);
-  auto* fromRun = new QPushButton(tr("From selected run"), tab);
-  auto* buttons = new QHBoxLayout;
-  buttons->addWidget(open);
-  buttons->addWidget(fromRun);
-  buttons->addStretch(1);
-  auto* layout = new QVBoxLayout(tab);
-  layout->addLayout(buttons);
-  layout->addWidget(scalingSource_);
-  layout->addWidget(charts_, 1);
-  scalingSource_->setWordWrap(true);
-  connect(open, &QPushButton::clicked, this, &ClusterPanel::chooseScalingFile);
-  connect(fromRun, &QPushButton::clicked, this, [this] {
-    QString error;
-    if (!loadScalingOfSelectedRun(&error)) scalingSource_->setText(error);
-  });
-  return tab;
-}
-
-void ClusterPanel::showEvent(QShowEvent* event) {
-  QWidget::showEvent(event);
-  if (table_->rowCount() == 0) refreshRuns();
+  connect(runsTab_, &ClusterRunsTab::runsRefreshed, this, &ClusterPanel::runsRefreshed);
+  connect(scalingTab_, &ClusterScalingTab::loaded, this, [this] { tabs_->setCurrentWidget(scalingTab_); });
 }
 
 void ClusterPanel::setRunRoot(const QString& folder) {
   runRoot_->setText(folder);
-  refreshRuns();
+  runsTab_->refreshRuns();
 }
 QString ClusterPanel::runRoot() const { return runRoot_->text().trimmed(); }
-bool ClusterPanel::isSubmitting() const { return submitProcess_->isRunning(); }
-bool ClusterPanel::isRefreshing() const { return runsProcess_->isRunning(); }
-QString ClusterPanel::submitStatus() const { return submitStatus_->text(); }
-void ClusterPanel::setAutoRefreshInterval(int milliseconds) { refreshTimer_->setInterval(milliseconds); }
 
-void ClusterPanel::submit() {
-  if (submitProcess_->isRunning()) return;
-  if (runRoot().isEmpty()) {
-    submitStatus_->setText(tr("choose a runs folder"));
-    Q_EMIT submitted(false, QString(), submitStatus_->text());
-    return;
-  }
-  const QStringList arguments = form_->arguments(runRoot());
-  lastSubmission_ = QJsonObject();
-  submitLog_->appendPlainText(tr("$ %1 --json %2").arg(MedsegProcess::program(), arguments.join(' ')));
-  submitStatus_->setText(form_->dryRun() ? tr("planning…") : tr("submitting…"));
-  submitButton_->setEnabled(false);
-  submitProcess_->start(arguments);
-}
+ClusterSubmitForm* ClusterPanel::submitForm() const { return submitTab_->form(); }
+bool ClusterPanel::isSubmitting() const { return submitTab_->isSubmitting(); }
+QJsonObject ClusterPanel::lastSubmission() const { return submitTab_->lastSubmission(); }
+QString ClusterPanel::submitStatus() const { return submitTab_->status(); }
+void ClusterPanel::submit() { submitTab_->submit(); }
 
-void ClusterPanel::refreshRuns() {
-  if (runsProcess_->isRunning()) return;
-  if (runRoot().isEmpty() || !QFileInfo(runRoot()).isDir()) {
-    table_->setRowCount(0);
-    runsStatus_->setText(tr("no runs folder %1 yet (it is created by the first submission)").arg(runRoot()));
-    Q_EMIT runsRefreshed();
-    return;
-  }
-  refreshButton_->setEnabled(false);
-  runsProcess_->start({"runs", "--run-dir", runRoot()});
-}
+QTableWidget* ClusterPanel::runsTable() const { return runsTab_->runsTable(); }
+bool ClusterPanel::isRefreshing() const { return runsTab_->isRefreshing(); }
+int ClusterPanel::runCount() const { return runsTab_->runCount(); }
+QString ClusterPanel::runState(const QString& run) const { return runsTab_->runState(run); }
+bool ClusterPanel::selectRun(const QString& run) { return runsTab_->selectRun(run); }
+QString ClusterPanel::selectedRunDirectory() const { return runsTab_->selectedRunDirectory(); }
+QString ClusterPanel::runDetails() const { return runsTab_->runDetails(); }
+QStringList ClusterPanel::masksOfSelectedRun() const { return runsTab_->masksOfSelectedRun(); }
+bool ClusterPanel::openMask(const QString& path) { return runsTab_->openMask(path); }
+QTableWidget* ClusterPanel::casesTable() const { return runsTab_->casesTable(); }
+int ClusterPanel::caseCount() const { return runsTab_->caseCount(); }
+bool ClusterPanel::openCase(int row) { return runsTab_->openCase(row); }
+bool ClusterPanel::openCase(const QString& caseId) { return runsTab_->openCase(caseId); }
+void ClusterPanel::setAutoRefreshInterval(int milliseconds) { runsTab_->setAutoRefreshInterval(milliseconds); }
+void ClusterPanel::refreshRuns() { runsTab_->refreshRuns(); }
+void ClusterPanel::cancelSelectedRun() { runsTab_->cancelSelectedRun(); }
 
-void ClusterPanel::showRuns(const QJsonObject& result) {
-  const QJsonArray runs = result.value("runs").toArray();
-  table_->blockSignals(true);
-  table_->clearContents();
-  table_->setRowCount(runs.size());
-  int keep = -1;
-  for (int row = 0; row < runs.size(); ++row) {
-    const QJsonObject run = runs[row].toObject();
-    const QString state = run.value("state").toString();
-    QString job = text(run.value("job_id"));
-    const QString values[kColumns] = {run.value("run").toString(), state, run.value("backend").toString(),
-                                      run.value("mode").toString(), text(run.value("ranks")),
-                                      run.value("updated").toString(), job, run.value("note").toString()};
-    for (int column = 0; column < kColumns; ++column) {
-      auto* item = new QTableWidgetItem(values[column]);
-      if (column == kState) item->setForeground(stateColour(state));
-      if (column == kRun) item->setData(Qt::UserRole, run.value("run_dir").toString());
-      if (column == kNote) item->setToolTip(values[column]);
-      table_->setItem(row, column, item);
-    }
-    if (values[kRun] == selectedRun_) keep = row;
-  }
-  table_->resizeColumnsToContents();
-  if (keep >= 0) table_->selectRow(keep);
-  table_->blockSignals(false);
-  runsStatus_->setText(tr("%n run(s) in %1", nullptr, int(runs.size())).arg(result.value("run_root").toString()));
-  onSelectionChanged();
-}
-
-int ClusterPanel::runCount() const { return table_->rowCount(); }
-
-QString ClusterPanel::runState(const QString& run) const {
-  for (int row = 0; row < table_->rowCount(); ++row)
-    if (table_->item(row, kRun) && table_->item(row, kRun)->text() == run) return table_->item(row, kState)->text();
-  return QString();
-}
-
-bool ClusterPanel::selectRun(const QString& run) {
-  for (int row = 0; row < table_->rowCount(); ++row)
-    if (table_->item(row, kRun) && table_->item(row, kRun)->text() == run) {
-      table_->selectRow(row);
-      return true;
-    }
-  return false;
-}
-
-QString ClusterPanel::selectedRunDirectory() const {
-  const auto rows = table_->selectionModel()->selectedRows();
-  if (rows.isEmpty()) return QString();
-  return table_->item(rows.first().row(), kRun)->data(Qt::UserRole).toString();
-}
-
-QString ClusterPanel::runDetails() const { return details_->toPlainText(); }
-
-QStringList ClusterPanel::masksOfSelectedRun() const {
-  const QString runDir = selectedRunDirectory();
-  if (runDir.isEmpty()) return {};
-  const QDir masks(QDir(runDir).filePath("masks"));
-  QStringList files;
-  for (const QString& name : masks.entryList({"*.nii.gz", "*.nii", "*.nrrd", "*.nhdr", "*.mha", "*.mhd"}, QDir::Files, QDir::Name))
-    files << masks.filePath(name);
-  return files;
-}
-
-void ClusterPanel::onSelectionChanged() {
-  const auto rows = table_->selectionModel()->selectedRows();
-  const QString run = rows.isEmpty() ? QString() : table_->item(rows.first().row(), kRun)->text();
-  const bool changed = run != selectedRun_;
-  selectedRun_ = run;
-  masks_->clear();
-  for (const QString& file : masksOfSelectedRun()) masks_->addItem(QFileInfo(file).fileName(), file);
-  openMaskButton_->setEnabled(masks_->count() > 0);
-  const QString state = rows.isEmpty() ? QString() : table_->item(rows.first().row(), kState)->text();
-  cancelButton_->setEnabled(state == "queued" || state == "running");
-  if (run.isEmpty()) {
-    details_->clear();
-    cases_->setRowCount(0);
-    cases_->hide();
-    return;
-  }
-  if (changed) {
-    cases_->setRowCount(0);
-    cases_->hide();
-  }
-  if (changed) details_->setPlainText(tr("%1 …").arg(run));
-  // Busy: the next refresh (button or timer) brings this run's details.
-  if (!detailsProcess_->isRunning()) detailsProcess_->start({"runs", "--run-dir", runRoot(), "show", run});
-}
-
-void ClusterPanel::showRunDetails(const QJsonObject& result) {
-  const QJsonObject status = result.value("status").toObject();
-  QStringList lines{tr("%1 — %2").arg(QFileInfo(result.value("run_dir").toString()).fileName(), status.value("state").toString()),
-                    tr("folder: %1").arg(result.value("run_dir").toString())};
-  for (const QJsonValue& entry : status.value("history").toArray()) {
-    const QJsonObject h = entry.toObject();
-    lines << QString("  %1  %2  %3").arg(h.value("time").toString(), h.value("state").toString(), h.value("message").toString());
-  }
-  if (result.contains("metrics"))
-    lines << tr("metrics: %1").arg(QString::fromUtf8(QJsonDocument(result.value("metrics").toObject()).toJson(QJsonDocument::Compact)));
-  if (result.contains("metrics_error")) lines << tr("metrics refused: %1").arg(result.value("metrics_error").toString());
-  if (result.contains("note")) lines << tr("note: %1").arg(result.value("note").toString());
-  details_->setPlainText(lines.join('\n'));
-  showCases(result.value("masks").toArray());
-}
-
-// The returned masks of an infer run, one row per case: Dice per region where the run scored it.
-void ClusterPanel::showCases(const QJsonArray& masks) {
-  QStringList regions;
-  for (const QJsonValue& mask : masks)
-    for (const QJsonValue& region : mask.toObject().value("metrics").toObject().value("regions").toArray())
-      if (!regions.contains(region.toObject().value("region").toString())) regions << region.toObject().value("region").toString();
-  const QString selected = cases_->currentRow() >= 0 && cases_->item(cases_->currentRow(), 0)
-                               ? cases_->item(cases_->currentRow(), 0)->text()
-                               : QString();
-  cases_->setColumnCount(int(regions.size()) + 2);
-  QStringList headers{tr("Case")};
-  for (const QString& region : regions) headers << tr("Dice %1").arg(region);
-  headers << tr("Mask");
-  cases_->setHorizontalHeaderLabels(headers);
-  cases_->setRowCount(int(masks.size()));
-  for (int row = 0; row < masks.size(); ++row) {
-    const QJsonObject mask = masks[row].toObject();
-    auto* name = new QTableWidgetItem(mask.value("case").toString());
-    name->setData(Qt::UserRole, mask.value("mask").toString());
-    name->setData(Qt::UserRole + 1, mask.value("images").toArray().first().toString());
-    cases_->setItem(row, 0, name);
-    for (int column = 0; column < regions.size(); ++column) {
-      QString dice;
-      for (const QJsonValue& region : mask.value("metrics").toObject().value("regions").toArray())
-        if (region.toObject().value("region").toString() == regions[column])
-          dice = QString::number(region.toObject().value("dice").toDouble(), 'f', 3);
-      cases_->setItem(row, column + 1, new QTableWidgetItem(dice));
-    }
-    cases_->setItem(row, int(regions.size()) + 1, new QTableWidgetItem(mask.value("mask").toString()));
-    if (mask.value("case").toString() == selected) cases_->setCurrentCell(row, 0);
-  }
-  cases_->resizeColumnsToContents();
-  cases_->setVisible(!masks.isEmpty());
-}
-
-int ClusterPanel::caseCount() const { return cases_->rowCount(); }
-
-bool ClusterPanel::openCase(const QString& caseId) {
-  for (int row = 0; row < cases_->rowCount(); ++row)
-    if (cases_->item(row, 0) && cases_->item(row, 0)->text() == caseId) return openCase(row);
-  return false;
-}
-
-bool ClusterPanel::openCase(int row) {
-  const QTableWidgetItem* item = row >= 0 && row < cases_->rowCount() ? cases_->item(row, 0) : nullptr;
-  if (!item) return false;
-  const QString image = item->data(Qt::UserRole + 1).toString();
-  const QString mask = item->data(Qt::UserRole).toString();
-  if (image.isEmpty()) {
-    runsStatus_->setText(tr("case %1: the run recorded no image for it").arg(item->text()));
-    return false;
-  }
-  try {
-    document_.openImage(image);
-  } catch (const std::exception& e) {
-    runsStatus_->setText(tr("cannot open %1: %2").arg(image, QString::fromUtf8(e.what())));
-    return false;
-  }
-  if (!openMask(mask)) return false;
-  runsStatus_->setText(tr("case %1: %2 with its returned mask").arg(item->text(), QFileInfo(image).fileName()));
-  return true;
-}
-
-bool ClusterPanel::openMask(const QString& path) {
-  try {
-    document_.openLabels(path);
-  } catch (const std::exception& e) {
-    runsStatus_->setText(tr("cannot open %1: %2").arg(path, QString::fromUtf8(e.what())));
-    return false;
-  }
-  runsStatus_->setText(tr("mask %1 shown as overlay").arg(QFileInfo(path).fileName()));
-  return true;
-}
-
-void ClusterPanel::cancelSelectedRun() {
-  if (selectedRun_.isEmpty() || cancelProcess_->isRunning()) return;
-  cancelProcess_->start({"runs", "--run-dir", runRoot(), "cancel", selectedRun_});
-}
-
-bool ClusterPanel::loadScaling(const QString& path, QString* error) {
-  QFile file(path);
-  QString problem;
-  if (!file.open(QIODevice::ReadOnly)) {
-    problem = tr("cannot read %1: %2").arg(path, file.errorString());
-  } else if (!charts_->setReport(scalingDocument(file.readAll()), &problem)) {
-    problem = tr("%1: %2").arg(path, problem);
-  }
-  if (!problem.isEmpty()) {
-    scalingSource_->setText(problem);
-    if (error) *error = problem;
-    return false;
-  }
-  scalingSource_->setText(tr("scaling study %1").arg(path));
-  tabs_->setCurrentIndex(2);
-  return true;
-}
-
+ScalingCharts* ClusterPanel::scalingCharts() const { return scalingTab_->charts(); }
+bool ClusterPanel::loadScaling(const QString& path, QString* error) { return scalingTab_->loadScaling(path, error); }
 bool ClusterPanel::loadScalingOfSelectedRun(QString* error) {
-  const QString runDir = selectedRunDirectory();
-  if (runDir.isEmpty()) {
-    if (error) *error = tr("select a run first");
-    return false;
-  }
-  // scaling.json in the run folder itself or in one of its sub-folders (`medseg scaling --out`).
-  QStringList candidates{QDir(runDir).filePath("scaling.json")};
-  for (const QString& sub : QDir(runDir).entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name))
-    candidates << QDir(runDir).filePath(sub + "/scaling.json");
-  for (const QString& candidate : candidates)
-    if (QFileInfo(candidate).isFile()) return loadScaling(candidate, error);
-  if (error) *error = tr("no scaling.json in %1 or its sub-folders").arg(runDir);
-  return false;
-}
-
-void ClusterPanel::chooseScalingFile() {
-  const QString start = selectedRunDirectory().isEmpty() ? runRoot() : selectedRunDirectory();
-  const QString path = QFileDialog::getOpenFileName(this, tr("Scaling study"), start,
-                                                    tr("Scaling (scaling.json *.json *.jsonl);;All files (*)"));
-  if (!path.isEmpty()) loadScaling(path);
+  return scalingTab_->loadScalingOfRun(selectedRunDirectory(), error);
 }
 
 }  // namespace medseg::studio

@@ -7,7 +7,7 @@
 #include "cluster/submit/Process.h"
 #include "core/util/Cores.h"
 #include "core/util/Interrupt.h"
-#include "core/util/LowerMedian.h"
+#include "core/util/Median.h"
 
 namespace medseg::cluster {
 namespace {

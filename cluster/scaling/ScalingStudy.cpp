@@ -18,7 +18,7 @@
 #include "core/util/AtomicFile.h"
 #include "core/util/ConfigDocument.h"
 #include "core/util/Interrupt.h"
-#include "core/util/LowerMedian.h"
+#include "core/util/Median.h"
 #include "core/util/Text.h"
 
 namespace medseg::cluster {

@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/plugin/CommonParameters.h"
 #include "core/plugin/PluginError.h"
 #include "core/util/Text.h"
 
@@ -275,7 +276,7 @@ ParameterSchema ParameterSchema::fromJson(const json& list) {
   std::vector<ParameterSpec> specs;
   std::set<std::string> names;
   for (const auto& entry : list) {
-    specs.push_back(ParameterSpec::fromJson(entry));
+    specs.push_back(ParameterSpec::fromJson(expandCommonParameter(entry)));
     if (!names.insert(specs.back().name).second) throw PluginError("parameter \"" + specs.back().name + "\" is declared twice");
   }
   return ParameterSchema(std::move(specs));

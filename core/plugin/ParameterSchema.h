@@ -7,7 +7,8 @@
 //    "label": "Window overlap", "unit": "", "help": "Fraction of a window shared with its neighbour"}
 // Types: integer, number, boolean, choice ("choices": [...]), string, file ("filter": "Models (*.pt)"),
 // folder, integer-list, number-list ("lengths": [1, 3]: how many values may be given), string-list. A default of
-// null (or none) means "unset": the plugin decides (a window size from the model, say).
+// null (or none) means "unset": the plugin decides (a window size from the model, say). An entry
+// {"common": "overlap", ...} takes a parameter declared once for several plugins (CommonParameters.h).
 #include <optional>
 #include <string>
 #include <vector>

@@ -1,7 +1,13 @@
 #include "core/util/CpuTime.h"
 
+#include <algorithm>
+#include <chrono>
+
 #include <sys/resource.h>
 #include <time.h>
+
+#include "core/util/Cores.h"
+#include "core/util/Elapsed.h"
 
 namespace medseg {
 
@@ -16,6 +22,16 @@ double threadCpuSeconds() {
   timespec now{};
   ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
   return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) / 1e9;
+}
+
+Measured measureWallAndCpu(const std::function<void()>& work) {
+  const double cpuBefore = processCpuSeconds();
+  const auto start = std::chrono::steady_clock::now();
+  work();
+  Measured m;
+  m.wallSeconds = secondsSince(start);
+  m.cpuUtilisation = (processCpuSeconds() - cpuBefore) / std::max(1e-9, m.wallSeconds) / usableCores();
+  return m;
 }
 
 }  // namespace medseg

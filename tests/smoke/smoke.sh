@@ -33,7 +33,7 @@ declare -A covers=(
   [task-unet3d-bench]="plugins run unet3d bench" [task-unet3d-export]="plugins run unet3d export"
   [task-unet3d-preprocess]="plugins run unet3d preprocess" [task-unet3d-pipeline]="plugins run unet3d pipeline"
   [compare-pytorch]="resources/benchmarks/compare_pytorch.py" [editing-latency]="resources/benchmarks/editing_latency.sh"
-  [compare-nnunet]="resources/benchmarks/compare_nnunet.py"
+  [compare-nnunet]="resources/benchmarks/compare_nnunet.py" [before-after]="resources/benchmarks/before_after.py"
 )
 
 fail() { echo "smoke $case_name: $*" >&2; exit 1; }
@@ -165,6 +165,10 @@ run_case() {
     compare-nnunet) fresh
       expect_exit 0 /usr/bin/python3 "$source_dir/resources/benchmarks/compare_nnunet.py" --medseg "$medseg" --smoke
       expect_text "MedSeg whole_volume" ;;
+    before-after) fresh
+      expect_exit 0 /usr/bin/python3 "$source_dir/resources/benchmarks/before_after.py" --smoke --rounds 1 \
+        --before-build "$build" --after-build "$build" --demo-config "$tiny_config" --work "$PWD/work"
+      expect_text "ratio_after_over_before" ;;
     editing-latency) fresh
       expect_exit 0 bash "$source_dir/resources/benchmarks/editing_latency.sh" "$build" --smoke
       expect_text "stroke redraw" ;;

@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "plugins/unet3d/pipeline/PipelineVerification.h"
+#include "core/util/Median.h"
 #include "core/util/MemoryProbe.h"
 #include "core/util/AtomicFile.h"
 #include "core/util/Interrupt.h"
@@ -63,7 +64,6 @@ nlohmann::json benchPipeline(const TrainConfig& config, const ModelParallelOptio
   const auto blocked = gatherToRoot(engine->channel().secondsBlocked() / std::max<double>(1.0, static_cast<double>(options.benchSteps + 1)),
                                     options.comm);
   if (rank != 0) return nlohmann::json::object();
-  std::sort(seconds.begin(), seconds.end());
   nlohmann::json result = {{"ranks", ranks},
                            {"patch", config.patchSize},
                            {"batch", config.batchSize},
@@ -72,7 +72,7 @@ nlohmann::json benchPipeline(const TrainConfig& config, const ModelParallelOptio
                            {"checkpoint", plan.checkpoint},
                            {"network", config.network.toJson()},
                            {"plan", planJson.at("plan")},
-                           {"step_seconds", seconds.empty() ? 0.0 : seconds[seconds.size() / 2]},
+                           {"step_seconds", seconds.empty() ? 0.0 : median(seconds)},
                            {"modelled_step_seconds", planJson.value("modelled_step_seconds", 0.0)},
                            {"peak_rss_mb_per_rank", nlohmann::json::array()},
                            {"modelled_mb_per_stage", nlohmann::json::array()},

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -156,6 +158,223 @@ const json& sectionOrEmpty(SectionReader& reader, const std::string& name) {
   return reader.has(name) ? reader.raw(name) : empty;
 }
 
+// The range a number (or each number of a list) must lie in; an end may be open or absent.
+struct Bounds {
+  std::optional<double> low, high;
+  bool lowOpen = false, highOpen = false;
+
+  bool admits(double value) const {
+    if (low && (lowOpen ? value <= *low : value < *low)) return false;
+    if (high && (highOpen ? value >= *high : value > *high)) return false;
+    return true;
+  }
+  std::string text() const {
+    std::ostringstream out;
+    out.precision(6);
+    if (low && high) out << "in " << (lowOpen ? "(" : "[") << *low << ", " << *high << (highOpen ? ")" : "]");
+    else if (low) out << (lowOpen ? "> " : ">= ") << *low;
+    else if (high) out << (highOpen ? "< " : "<= ") << *high;
+    return out.str();
+  }
+};
+Bounds anyValue() { return {}; }
+Bounds atLeast(double low) { return {low, std::nullopt, false, false}; }
+Bounds above(double low) { return {low, std::nullopt, true, false}; }
+Bounds within(double low, double high) { return {low, high, false, false}; }      // [low, high]
+Bounds withinBelow(double low, double high) { return {low, high, false, true}; }  // [low, high)
+Bounds aboveWithin(double low, double high) { return {low, high, true, false}; }  // (low, high]
+
+enum class Kind { Integer, Number, Boolean, Text, Choice, Numbers, Integers };
+
+using Getter = std::function<json(const TrainConfig&)>;
+using Setter = std::function<void(TrainConfig&, const json&)>;
+struct Access {
+  Getter get;
+  Setter set;
+};
+
+// A member of TrainConfig, or of one of its sections, as a JSON value.
+template <typename T>
+Access member(T TrainConfig::*field) {
+  return {[field](const TrainConfig& c) { return json(c.*field); },
+          [field](TrainConfig& c, const json& value) { c.*field = value.get<T>(); }};
+}
+template <typename Section, typename T>
+Access member(Section TrainConfig::*section, T Section::*field) {
+  return {[section, field](const TrainConfig& c) { return json(c.*section.*field); },
+          [section, field](TrainConfig& c, const json& value) { c.*section.*field = value.get<T>(); }};
+}
+
+// One key of the training document: its place, what it may hold and where it lives in TrainConfig.
+// The table below is the one declaration of the keys TrainConfig reads and writes; the defaults are
+// TrainConfig's member initialisers (TrainConfig.h), which a default-constructed config writes out.
+struct Field {
+  std::string section;  // "" for the top level
+  std::string name;
+  Kind kind;
+  Access access;
+  Bounds bounds{};                    // numbers, and each value of a list
+  std::vector<std::string> choices{};  // Choice
+  size_t count = 0;                   // lists: the number of values (0: any; Integers may also be empty)
+  std::string note{};                 // what a bound's special value means, for the error message
+
+  std::string key() const { return section.empty() ? name : section + "." + name; }
+};
+
+const std::vector<Field>& fields() {
+  using C = TrainConfig;
+  static const std::vector<Field> table = {
+      {"", "data", Kind::Text, member(&C::data)},
+      {"", "seed", Kind::Integer, member(&C::seed), atLeast(0)},
+      {"", "threads", Kind::Integer, member(&C::threads), within(0, 1024), {}, 0, "(0: every core)"},
+      {"", "batch_shards", Kind::Integer, member(&C::batchShards), within(0, 1024), {}, 0, "(0: automatic)"},
+      {"", "device", Kind::Choice, member(&C::device), {}, {"auto", "cpu", "cuda"}},
+      {"", "mixed_precision", Kind::Boolean, member(&C::mixedPrecision)},
+      {"", "cpu_bf16", Kind::Boolean, member(&C::cpuBf16)},
+      {"", "dtype", Kind::Choice,
+       {[](const C& c) { return json(computeDtypeName(c.dtype)); },
+        [](C& c, const json& v) { c.dtype = v == "float64" ? ComputeDtype::Float64 : ComputeDtype::Float32; }},
+       {}, {"float32", "float64"}},
+      {"", "targets", Kind::Choice,
+       {[](const C& c) { return json(targetModeName(c.targets)); },
+        [](C& c, const json& v) { c.targets = parseTargetMode(v.get<std::string>()); }},
+       {}, {"regions", "labels"}},
+      {"", "patch_size", Kind::Integers, member(&C::patchSize), within(1, 1024), {}, 3},
+      {"", "batch_size", Kind::Integer, member(&C::batchSize), within(1, 1024)},
+      {"", "epochs", Kind::Integer, member(&C::epochs), atLeast(1)},
+      {"", "steps_per_epoch", Kind::Integer, member(&C::stepsPerEpoch), atLeast(1)},
+      {"", "max_minutes", Kind::Number, member(&C::maxMinutes), atLeast(0), {}, 0, "(0: no budget)"},
+      {"", "checkpoint_every_steps", Kind::Integer, member(&C::checkpointEverySteps), atLeast(0), {}, 0, "(0: at epoch ends)"},
+      {"", "allow_non_finite", Kind::Boolean, member(&C::allowNonFinite)},
+      {"", "init_weights", Kind::Text, member(&C::initWeights)},
+      {"sampler", "foreground_fraction", Kind::Number, member(&C::sampler, &SamplerConfig::foregroundFraction), within(0, 1)},
+      {"augmentation", "enabled", Kind::Boolean, member(&C::augmentation, &AugmentationConfig::enabled)},
+      {"augmentation", "flip_probability", Kind::Number, member(&C::augmentation, &AugmentationConfig::flipProbability), within(0, 1)},
+      {"augmentation", "rotate90_probability", Kind::Number, member(&C::augmentation, &AugmentationConfig::rotate90Probability),
+       within(0, 1)},
+      {"augmentation", "intensity_scale", Kind::Number, member(&C::augmentation, &AugmentationConfig::intensityScale),
+       withinBelow(0, 1)},
+      {"augmentation", "intensity_shift", Kind::Number, member(&C::augmentation, &AugmentationConfig::intensityShift), atLeast(0)},
+      {"augmentation", "gamma_probability", Kind::Number, member(&C::augmentation, &AugmentationConfig::gammaProbability),
+       within(0, 1)},
+      {"augmentation", "gamma_range", Kind::Numbers, member(&C::augmentation, &AugmentationConfig::gammaRange), above(0), {}, 2},
+      {"loss", "dice_weight", Kind::Number, member(&C::loss, &LossConfig::diceWeight), atLeast(0)},
+      {"loss", "ce_weight", Kind::Number, member(&C::loss, &LossConfig::ceWeight), atLeast(0)},
+      {"loss", "smooth", Kind::Number, member(&C::loss, &LossConfig::smooth), atLeast(0)},
+      {"loss", "batch_dice", Kind::Boolean, member(&C::loss, &LossConfig::batchDice)},
+      {"optimizer", "name", Kind::Choice, member(&C::optimizer, &OptimizerConfig::name), {}, {"sgd", "adam", "adamw"}},
+      {"optimizer", "lr", Kind::Number, member(&C::optimizer, &OptimizerConfig::lr), aboveWithin(0, 10)},
+      {"optimizer", "weight_decay", Kind::Number, member(&C::optimizer, &OptimizerConfig::weightDecay), atLeast(0)},
+      {"optimizer", "momentum", Kind::Number, member(&C::optimizer, &OptimizerConfig::momentum), withinBelow(0, 1)},
+      {"optimizer", "nesterov", Kind::Boolean, member(&C::optimizer, &OptimizerConfig::nesterov)},
+      {"optimizer", "betas", Kind::Numbers, member(&C::optimizer, &OptimizerConfig::betas), withinBelow(0, 1), {}, 2},
+      {"optimizer", "eps", Kind::Number, member(&C::optimizer, &OptimizerConfig::eps), above(0)},
+      {"optimizer", "amsgrad", Kind::Boolean, member(&C::optimizer, &OptimizerConfig::amsgrad)},
+      {"optimizer", "grad_clip", Kind::Number, member(&C::optimizer, &OptimizerConfig::gradClip), atLeast(0), {}, 0,
+       "(0: no clipping)"},
+      {"schedule", "name", Kind::Choice, member(&C::schedule, &ScheduleConfig::name), {}, {"poly", "cosine", "constant"}},
+      {"schedule", "exponent", Kind::Number, member(&C::schedule, &ScheduleConfig::exponent), above(0)},
+      {"schedule", "warmup_steps", Kind::Integer, member(&C::schedule, &ScheduleConfig::warmupSteps), atLeast(0)},
+      {"schedule", "min_lr", Kind::Number, member(&C::schedule, &ScheduleConfig::minLr), atLeast(0)},
+      {"validation", "cases", Kind::Integer, member(&C::validation, &ValidationConfig::cases), atLeast(0), {}, 0,
+       "(0: use validation.fraction)"},
+      {"validation", "fraction", Kind::Number, member(&C::validation, &ValidationConfig::fraction), withinBelow(0, 1)},
+      {"validation", "shuffle", Kind::Boolean, member(&C::validation, &ValidationConfig::shuffle)},
+      {"validation", "every_epochs", Kind::Integer, member(&C::validation, &ValidationConfig::everyEpochs), atLeast(1)},
+      {"validation", "roi", Kind::Integers, member(&C::validation, &ValidationConfig::roi), within(1, 1024), {}, 3},
+      {"validation", "overlap", Kind::Number, member(&C::validation, &ValidationConfig::overlap), withinBelow(0, 1)},
+      {"validation", "mirror", Kind::Boolean, member(&C::validation, &ValidationConfig::mirror)},
+      {"loader", "workers", Kind::Integer, member(&C::loader, &LoaderConfig::workers), within(0, 64), {}, 0,
+       "(0: batches prepared in the training thread)"},
+      {"loader", "prefetch", Kind::Integer, member(&C::loader, &LoaderConfig::prefetch), within(1, 64)},
+  };
+  return table;
+}
+
+// The network section is UNetConfig's (it reads and checks its keys), laid over the config's default.
+const std::vector<std::string> kNetworkKeys = {"in_channels", "out_channels", "depth", "base_filters", "max_filters",
+                                               "norm", "leaky_slope", "residual", "deep_supervision"};
+
+// The field's value from its section, its type and bounds checked.
+json readField(SectionReader& reader, const Field& field) {
+  const std::string& name = field.name;
+  json value;
+  switch (field.kind) {
+    case Kind::Integer: value = reader.integer(name, 0); break;
+    case Kind::Number: value = reader.number(name, 0); break;
+    case Kind::Boolean: value = reader.boolean(name, false); break;
+    case Kind::Text: value = reader.text(name, ""); break;
+    case Kind::Choice: value = reader.choice(name, "", field.choices); break;
+    case Kind::Numbers: value = reader.numbers(name, {}, field.count); break;
+    case Kind::Integers: value = reader.integers(name, {}, field.count); break;
+  }
+  const bool list = value.is_array();
+  for (const json& number : list ? value : json::array({value})) {
+    if (!number.is_number() || field.bounds.admits(number.get<double>())) continue;
+    throw InputError("training config: " + field.key() + (list ? " values" : "") + " must be " + field.bounds.text() +
+                     (field.note.empty() ? "" : " " + field.note) + ", got " + value.dump());
+  }
+  return value;
+}
+
+// The network section over the config's default network (deep supervision on), checked by UNetConfig.
+void readNetwork(SectionReader& top, TrainConfig& c) {
+  const json& section = sectionOrEmpty(top, "network");
+  SectionReader r(section, "network");
+  c.inChannelsSet = r.has("in_channels");
+  c.outChannelsSet = r.has("out_channels");
+  json merged = c.network.toJson();
+  for (const auto& key : kNetworkKeys)
+    if (r.has(key)) merged[key] = r.raw(key);
+  r.rejectUnknownKeys();
+  try {
+    c.network = UNetConfig::fromJson(merged);
+  } catch (const InputError& error) {
+    throw InputError(std::string("training config: ") + error.what());
+  }
+}
+
+std::vector<std::string> textList(SectionReader& top, const std::string& name) {
+  try {
+    return top.raw(name).get<std::vector<std::string>>();
+  } catch (const nlohmann::json::exception&) {
+    throw InputError("training config: " + name + " must be a list of strings");
+  }
+}
+
+// Resolved fields, present in config.json and checkpoints.
+void readResolved(SectionReader& top, TrainConfig& c) {
+  if (top.has("class_names")) c.classNames = textList(top, "class_names");
+  if (top.has("modalities")) c.modalities = textList(top, "modalities");
+  if (!top.has("regions")) return;
+  const auto& regions = top.raw("regions");
+  require(regions.is_array(), "regions must be a list of {name, labels}");
+  for (const auto& item : regions) {
+    SectionReader r(item, "regions[]");
+    RegionDefinition region;
+    region.name = r.text("name", "");
+    require(!region.name.empty(), "every region needs a name");
+    if (r.has("labels"))
+      for (int64_t value : r.integers("labels", {}, 0, 0, 255)) region.labels.push_back(static_cast<int>(value));
+    require(!region.labels.empty(), "region \"" + region.name + "\" needs a non-empty labels list");
+    r.rejectUnknownKeys();
+    c.regions.push_back(region);
+  }
+}
+
+// What one key's bounds cannot say: rules between keys.
+void checkAcrossKeys(const TrainConfig& c) {
+  const auto& o = c.optimizer;
+  require(!(o.nesterov && o.name == "sgd" && o.momentum == 0), "optimizer.nesterov needs momentum > 0");
+  require(c.loss.diceWeight + c.loss.ceWeight > 0, "loss weights must not both be 0");
+  require(c.augmentation.gammaRange[0] <= c.augmentation.gammaRange[1],
+          "augmentation.gamma_range must be [low, high] with low <= high");
+  require(c.schedule.minLr <= o.lr, "schedule.min_lr must be in [0, optimizer.lr]");
+  for (int64_t edge : c.patchSize)
+    require(edge % c.network.sizeDivisor() == 0,
+            "patch_size edges must be multiples of 2^(depth-1) = " + std::to_string(c.network.sizeDivisor()));
+}
+
 }  // namespace
 
 TrainConfig loadTrainConfig(const std::filesystem::path& file, const std::vector<std::string>& overrides) {
@@ -180,260 +399,49 @@ TrainConfig TrainConfig::fromJson(const nlohmann::json& document) {
           "the document is nested deeper than " + std::to_string(kMaxConfigDepth) + " levels");
   TrainConfig c;
   SectionReader top(document, "");
-  c.data = top.text("data", c.data);
-  const int64_t seed = top.integer("seed", static_cast<int64_t>(c.seed));
-  require(seed >= 0, "seed must be >= 0");
-  c.seed = static_cast<uint64_t>(seed);
-  c.threads = top.integer("threads", c.threads);
-  require(c.threads >= 0 && c.threads <= 1024, "threads must be between 0 (all cores) and 1024");
-  c.batchShards = top.integer("batch_shards", c.batchShards);
-  require(c.batchShards >= 0 && c.batchShards <= 1024, "batch_shards must be between 0 (automatic) and 1024");
-  c.device = top.choice("device", c.device, {"auto", "cpu", "cuda"});
-  c.mixedPrecision = top.boolean("mixed_precision", c.mixedPrecision);
-  c.cpuBf16 = top.boolean("cpu_bf16", c.cpuBf16);
-  c.dtype = top.choice("dtype", computeDtypeName(c.dtype), {"float32", "float64"}) == "float64" ? ComputeDtype::Float64
-                                                                                                : ComputeDtype::Float32;
-  c.targets = parseTargetMode(top.choice("targets", targetModeName(c.targets), {"regions", "labels"}));
-  c.patchSize = top.integers("patch_size", c.patchSize, 3);
-  for (int64_t edge : c.patchSize) require(edge >= 1 && edge <= 1024, "patch_size edges must be in 1..1024");
-  c.batchSize = top.integer("batch_size", c.batchSize);
-  require(c.batchSize >= 1 && c.batchSize <= 1024, "batch_size must be between 1 and 1024");
-  c.epochs = top.integer("epochs", c.epochs);
-  require(c.epochs >= 1, "epochs must be >= 1");
-  c.stepsPerEpoch = top.integer("steps_per_epoch", c.stepsPerEpoch);
-  require(c.stepsPerEpoch >= 1, "steps_per_epoch must be >= 1");
-  c.maxMinutes = top.number("max_minutes", c.maxMinutes);
-  require(c.maxMinutes >= 0, "max_minutes must be >= 0 (0 = no budget)");
-  c.checkpointEverySteps = top.integer("checkpoint_every_steps", c.checkpointEverySteps);
-  require(c.checkpointEverySteps >= 0, "checkpoint_every_steps must be >= 0");
-  c.allowNonFinite = top.boolean("allow_non_finite", c.allowNonFinite);
-  c.initWeights = top.text("init_weights", c.initWeights);
-
-  {
-    const json& section = sectionOrEmpty(top, "network");
-    SectionReader r(section, "network");
-    c.inChannelsSet = r.has("in_channels");
-    c.outChannelsSet = r.has("out_channels");
-    c.network.inChannels = r.integer("in_channels", c.network.inChannels);
-    c.network.outChannels = r.integer("out_channels", c.network.outChannels);
-    c.network.depth = r.integer("depth", c.network.depth);
-    c.network.baseFilters = r.integer("base_filters", c.network.baseFilters);
-    c.network.maxFilters = r.integer("max_filters", c.network.maxFilters);
-    c.network.norm = r.choice("norm", c.network.norm, {"instance", "batch", "group"});
-    c.network.leakySlope = r.number("leaky_slope", c.network.leakySlope);
-    c.network.residual = r.boolean("residual", c.network.residual);
-    c.network.deepSupervision = r.boolean("deep_supervision", c.network.deepSupervision);
-    r.rejectUnknownKeys();
-    try {
-      c.network = UNetConfig::fromJson(c.network.toJson());
-    } catch (const InputError& error) {
-      throw InputError(std::string("training config: ") + error.what());
-    }
-  }
+  std::vector<std::string> sections;  // in table order
+  for (const Field& field : fields())
+    if (!field.section.empty() && std::find(sections.begin(), sections.end(), field.section) == sections.end())
+      sections.push_back(field.section);
+  for (const Field& field : fields())
+    if (field.section.empty() && top.has(field.name)) field.access.set(c, readField(top, field));
+  readNetwork(top, c);
   {
     const json& section = sectionOrEmpty(top, "preprocessing");
     SectionReader r(section, "preprocessing");
     r.rejectUnknownKeys({"crop_to_foreground", "zscore_over_brain", "target_spacing"});
     c.preprocessing = PreprocessingConfig::fromJson(section);
   }
-  {
-    SectionReader r(sectionOrEmpty(top, "sampler"), "sampler");
-    c.sampler.foregroundFraction = r.number("foreground_fraction", c.sampler.foregroundFraction);
-    require(c.sampler.foregroundFraction >= 0 && c.sampler.foregroundFraction <= 1,
-            "sampler.foreground_fraction must be in [0, 1]");
+  for (const auto& name : sections) {
+    SectionReader r(sectionOrEmpty(top, name), name);
+    for (const Field& field : fields())
+      if (field.section == name && r.has(field.name)) field.access.set(c, readField(r, field));
     r.rejectUnknownKeys();
   }
-  {
-    auto& a = c.augmentation;
-    SectionReader r(sectionOrEmpty(top, "augmentation"), "augmentation");
-    a.enabled = r.boolean("enabled", a.enabled);
-    a.flipProbability = r.number("flip_probability", a.flipProbability);
-    a.rotate90Probability = r.number("rotate90_probability", a.rotate90Probability);
-    a.intensityScale = r.number("intensity_scale", a.intensityScale);
-    a.intensityShift = r.number("intensity_shift", a.intensityShift);
-    a.gammaProbability = r.number("gamma_probability", a.gammaProbability);
-    const auto gamma = r.numbers("gamma_range", {a.gammaRange[0], a.gammaRange[1]}, 2);
-    a.gammaRange = {gamma[0], gamma[1]};
-    r.rejectUnknownKeys();
-    for (double p : {a.flipProbability, a.rotate90Probability, a.gammaProbability})
-      require(p >= 0 && p <= 1, "augmentation probabilities must be in [0, 1]");
-    require(a.intensityScale >= 0 && a.intensityScale < 1, "augmentation.intensity_scale must be in [0, 1)");
-    require(a.intensityShift >= 0, "augmentation.intensity_shift must be >= 0");
-    require(a.gammaRange[0] > 0 && a.gammaRange[0] <= a.gammaRange[1],
-            "augmentation.gamma_range must be [low, high] with 0 < low <= high");
-  }
-  {
-    auto& l = c.loss;
-    SectionReader r(sectionOrEmpty(top, "loss"), "loss");
-    l.diceWeight = r.number("dice_weight", l.diceWeight);
-    l.ceWeight = r.number("ce_weight", l.ceWeight);
-    l.smooth = r.number("smooth", l.smooth);
-    l.batchDice = r.boolean("batch_dice", l.batchDice);
-    r.rejectUnknownKeys();
-    require(l.diceWeight >= 0 && l.ceWeight >= 0 && l.diceWeight + l.ceWeight > 0,
-            "loss weights must be >= 0 and not both 0");
-    require(l.smooth >= 0, "loss.smooth must be >= 0");
-  }
-  {
-    auto& o = c.optimizer;
-    SectionReader r(sectionOrEmpty(top, "optimizer"), "optimizer");
-    o.name = r.choice("name", o.name, {"sgd", "adam", "adamw"});
-    o.lr = r.number("lr", o.lr);
-    o.weightDecay = r.number("weight_decay", o.weightDecay);
-    o.momentum = r.number("momentum", o.momentum);
-    o.nesterov = r.boolean("nesterov", o.nesterov);
-    const auto betas = r.numbers("betas", {o.betas[0], o.betas[1]}, 2);
-    o.betas = {betas[0], betas[1]};
-    o.eps = r.number("eps", o.eps);
-    o.amsgrad = r.boolean("amsgrad", o.amsgrad);
-    o.gradClip = r.number("grad_clip", o.gradClip);
-    r.rejectUnknownKeys();
-    require(o.lr > 0 && o.lr < 10, "optimizer.lr must be in (0, 10)");
-    require(o.weightDecay >= 0, "optimizer.weight_decay must be >= 0");
-    require(o.momentum >= 0 && o.momentum < 1, "optimizer.momentum must be in [0, 1)");
-    require(!(o.nesterov && o.name == "sgd" && o.momentum == 0), "optimizer.nesterov needs momentum > 0");
-    require(o.betas[0] >= 0 && o.betas[0] < 1 && o.betas[1] >= 0 && o.betas[1] < 1, "optimizer.betas must be in [0, 1)");
-    require(o.eps > 0, "optimizer.eps must be > 0");
-    require(o.gradClip >= 0, "optimizer.grad_clip must be >= 0 (0 = no clipping)");
-  }
-  {
-    auto& s = c.schedule;
-    SectionReader r(sectionOrEmpty(top, "schedule"), "schedule");
-    s.name = r.choice("name", s.name, {"poly", "cosine", "constant"});
-    s.exponent = r.number("exponent", s.exponent);
-    s.warmupSteps = r.integer("warmup_steps", s.warmupSteps);
-    s.minLr = r.number("min_lr", s.minLr);
-    r.rejectUnknownKeys();
-    require(s.exponent > 0, "schedule.exponent must be > 0");
-    require(s.warmupSteps >= 0, "schedule.warmup_steps must be >= 0");
-    require(s.minLr >= 0 && s.minLr <= c.optimizer.lr, "schedule.min_lr must be in [0, optimizer.lr]");
-  }
-  {
-    auto& v = c.validation;
-    SectionReader r(sectionOrEmpty(top, "validation"), "validation");
-    v.cases = r.integer("cases", v.cases);
-    v.fraction = r.number("fraction", v.fraction);
-    v.shuffle = r.boolean("shuffle", v.shuffle);
-    v.everyEpochs = r.integer("every_epochs", v.everyEpochs);
-    v.roi = r.integers("roi", v.roi, 3);
-    v.overlap = r.number("overlap", v.overlap);
-    v.mirror = r.boolean("mirror", v.mirror);
-    r.rejectUnknownKeys();
-    require(v.cases >= 0, "validation.cases must be >= 0 (0 = use validation.fraction)");
-    require(v.fraction >= 0 && v.fraction < 1, "validation.fraction must be in [0, 1)");
-    require(v.everyEpochs >= 1, "validation.every_epochs must be >= 1");
-    require(v.overlap >= 0 && v.overlap < 1, "validation.overlap must be in [0, 1)");
-    for (int64_t edge : v.roi) require(edge >= 1, "validation.roi edges must be >= 1");
-  }
-  {
-    auto& l = c.loader;
-    SectionReader r(sectionOrEmpty(top, "loader"), "loader");
-    l.workers = r.integer("workers", l.workers);
-    l.prefetch = r.integer("prefetch", l.prefetch);
-    r.rejectUnknownKeys();
-    require(l.workers >= 0 && l.workers <= 64, "loader.workers must be in 0..64 (0 = prepare batches in the training thread)");
-    require(l.prefetch >= 1 && l.prefetch <= 64, "loader.prefetch must be in 1..64");
-  }
-  // Resolved fields, present in config.json and checkpoints.
-  if (top.has("class_names")) {
-    try {
-      c.classNames = top.raw("class_names").get<std::vector<std::string>>();
-    } catch (const nlohmann::json::exception&) {
-      throw InputError("training config: class_names must be a list of strings");
-    }
-  }
-  if (top.has("modalities")) {
-    try {
-      c.modalities = top.raw("modalities").get<std::vector<std::string>>();
-    } catch (const nlohmann::json::exception&) {
-      throw InputError("training config: modalities must be a list of strings");
-    }
-  }
-  if (top.has("regions")) {
-    const auto& regions = top.raw("regions");
-    require(regions.is_array(), "regions must be a list of {name, labels}");
-    for (const auto& item : regions) {
-      SectionReader r(item, "regions[]");
-      RegionDefinition region;
-      region.name = r.text("name", "");
-      require(!region.name.empty(), "every region needs a name");
-      if (r.has("labels"))
-        for (int64_t value : r.integers("labels", {}, 0, 0, 255))
-          region.labels.push_back(static_cast<int>(value));
-      require(!region.labels.empty(), "region \"" + region.name + "\" needs a non-empty labels list");
-      r.rejectUnknownKeys();
-      c.regions.push_back(region);
-    }
-  }
+  readResolved(top, c);
   top.rejectUnknownKeys();
-  if (!c.patchSize.empty())
-    for (int64_t edge : c.patchSize)
-      require(edge % c.network.sizeDivisor() == 0,
-              "patch_size edges must be multiples of 2^(depth-1) = " + std::to_string(c.network.sizeDivisor()));
+  checkAcrossKeys(c);
   return c;
 }
 
 nlohmann::json TrainConfig::toJson() const {
-  json network = this->network.toJson();
-  if (!inChannelsSet) network.erase("in_channels");
-  if (!outChannelsSet) network.erase("out_channels");
-  json regionList = json::array();
-  for (const auto& r : regions) regionList.push_back({{"name", r.name}, {"labels", r.labels}});
-  json document = {
-      {"data", data},
-      {"seed", seed},
-      {"threads", threads},
-      {"batch_shards", batchShards},
-      {"device", device},
-      {"mixed_precision", mixedPrecision},
-      {"cpu_bf16", cpuBf16},
-      {"dtype", computeDtypeName(dtype)},
-      {"targets", targetModeName(targets)},
-      {"patch_size", patchSize},
-      {"batch_size", batchSize},
-      {"epochs", epochs},
-      {"steps_per_epoch", stepsPerEpoch},
-      {"max_minutes", maxMinutes},
-      {"checkpoint_every_steps", checkpointEverySteps},
-      {"allow_non_finite", allowNonFinite},
-      {"init_weights", initWeights},
-      {"network", network},
-      {"preprocessing", preprocessing.toJson()},
-      {"sampler", {{"foreground_fraction", sampler.foregroundFraction}}},
-      {"augmentation",
-       {{"enabled", augmentation.enabled},
-        {"flip_probability", augmentation.flipProbability},
-        {"rotate90_probability", augmentation.rotate90Probability},
-        {"intensity_scale", augmentation.intensityScale},
-        {"intensity_shift", augmentation.intensityShift},
-        {"gamma_probability", augmentation.gammaProbability},
-        {"gamma_range", augmentation.gammaRange}}},
-      {"loss",
-       {{"dice_weight", loss.diceWeight}, {"ce_weight", loss.ceWeight}, {"smooth", loss.smooth}, {"batch_dice", loss.batchDice}}},
-      {"optimizer",
-       {{"name", optimizer.name},
-        {"lr", optimizer.lr},
-        {"weight_decay", optimizer.weightDecay},
-        {"momentum", optimizer.momentum},
-        {"nesterov", optimizer.nesterov},
-        {"betas", optimizer.betas},
-        {"eps", optimizer.eps},
-        {"amsgrad", optimizer.amsgrad},
-        {"grad_clip", optimizer.gradClip}}},
-      {"schedule",
-       {{"name", schedule.name}, {"exponent", schedule.exponent}, {"warmup_steps", schedule.warmupSteps}, {"min_lr", schedule.minLr}}},
-      {"validation",
-       {{"cases", validation.cases},
-        {"fraction", validation.fraction},
-        {"shuffle", validation.shuffle},
-        {"every_epochs", validation.everyEpochs},
-        {"roi", validation.roi},
-        {"overlap", validation.overlap},
-        {"mirror", validation.mirror}}},
-      {"loader", {{"workers", loader.workers}, {"prefetch", loader.prefetch}}}};
+  json document = json::object();
+  for (const Field& field : fields()) {
+    json& place = field.section.empty() ? document : document[field.section];
+    place[field.name] = field.access.get(*this);
+  }
+  json networkSection = network.toJson();
+  if (!inChannelsSet) networkSection.erase("in_channels");
+  if (!outChannelsSet) networkSection.erase("out_channels");
+  document["network"] = networkSection;
+  document["preprocessing"] = preprocessing.toJson();
   if (!classNames.empty()) document["class_names"] = classNames;
   if (!modalities.empty()) document["modalities"] = modalities;
-  if (!regions.empty()) document["regions"] = regionList;
+  if (!regions.empty()) {
+    json regionList = json::array();
+    for (const auto& r : regions) regionList.push_back({{"name", r.name}, {"labels", r.labels}});
+    document["regions"] = regionList;
+  }
   return document;
 }
 

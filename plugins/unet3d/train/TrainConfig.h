@@ -5,50 +5,10 @@
 // output channels, class names, patch size) are filled in by resolveWithDataset(); the run folder's
 // config.json is the fully resolved document, so a run can always be repeated exactly.
 //
-// Keys and defaults (see resources/configs/*.yaml for commented examples):
-//   data: ""                       data-set folder (dataset.json); `medseg train --data` overrides
-//   seed: 1                        weights init, data order, augmentation and split
-//   threads: 0                     torch intra-op threads; 0 = every core this process may use
-//   batch_shards: 0                a CPU step's batch split into this many shards that run at once,
-//                                  each with threads / shards intra-op threads (ConcurrentShards.h);
-//                                  0 = one per core up to batch_size (instance/group norm), 1 = off
-//   device: auto                   auto (CUDA when available) | cpu | cuda
-//   mixed_precision: true          bf16 autocast on CUDA
-//   cpu_bf16: false                bf16 autocast on a CPU with native bf16 (AVX-512 BF16, AMX; refused
-//                                  elsewhere). Off by default: what it costs in Dice is in README
-//   dtype: float32                 float32 | float64: the network, batches, gradients and messages
-//                                  between ranks. float64 is for verification: two computations of
-//                                  one step (pipeline vs whole batch, 2 ranks vs 1) then agree to
-//                                  ~1e-12 whichever kernels the CPU's oneDNN or BLAS picks
-//   targets: regions               regions (BraTS WT/TC/ET, sigmoid) | labels (softmax over labels)
-//   patch_size: []                 [z, y, x]; empty = median case shape, rounded to the net's divisor, <= 128
-//   batch_size: 2
-//   epochs: 1000                   nnU-Net: 1000 epochs x 250 steps
-//   steps_per_epoch: 250
-//   max_minutes: 0                 wall-clock budget of one invocation; 0 = none. Stops after the
-//                                  current step, then validates and saves as at the end of training
-//   checkpoint_every_steps: 0      checkpoint.pt also every N steps; 0 = at every epoch end only
-//   allow_non_finite: false        NaN / Inf image voxels become 0 (each reported) instead of refusing
-//                                  the case (core/io/NonFiniteVoxels.h); `medseg train --allow-non-finite`
-//   init_weights: ""               a trained model (best.pt, model.pt, checkpoint.pt) whose weights a new
-//                                  run starts from (fine-tuning; `medseg train --init MODEL`); its network
-//                                  must be this config's. A resumed run keeps its own weights
-//   network: {depth: 4, base_filters: 16, max_filters: 320, norm: instance, leaky_slope: 0.01,
-//             residual: false, deep_supervision: true, in_channels: <data>, out_channels: <data>}
-//   preprocessing: {crop_to_foreground: true, zscore_over_brain: true, target_spacing: null}
-//   sampler: {foreground_fraction: 0.333}      share of patches centred on a tumour voxel
-//   augmentation: {enabled: true, flip_probability: 0.5 (per axis), rotate90_probability: 0.5
-//             (axial plane, square patches), intensity_scale: 0.1, intensity_shift: 0.1,
-//             gamma_probability: 0.3, gamma_range: [0.7, 1.5]}
-//   loss: {dice_weight: 1, ce_weight: 1, smooth: 1e-5, batch_dice: true}
-//   optimizer: {name: sgd (sgd | adam | adamw), lr: 0.01, weight_decay: 3e-5, momentum: 0.99,
-//             nesterov: true, betas: [0.9, 0.999], eps: 1e-8, amsgrad: false,
-//             grad_clip: 12 (0 = off)}
-//   schedule: {name: poly (poly | cosine | constant), exponent: 0.9, warmup_steps: 0, min_lr: 0}
-//   validation: {cases: 0 (0 = use fraction), fraction: 0.2, shuffle: true (false: the last cases
-//             in dataset.json order), every_epochs: 1, roi: [] (= patch_size), overlap: 0.5,
-//             mirror: false}
-//   loader: {workers: 2, prefetch: 4}          augmentation threads and batches queued ahead
+// The keys: one table in TrainConfig.cpp (fields()) reads and writes them, with their bounds; each
+// key's default is its member's initialiser below, with what it means; resources/configs/*.yaml are
+// commented examples. The sections: network (UNetConfig), preprocessing (PreprocessingConfig),
+// sampler, augmentation, loss, optimizer, schedule, validation, loader.
 #include <array>
 #include <cstdint>
 #include <filesystem>
@@ -73,13 +33,13 @@ namespace medseg {
 struct Dataset;
 
 struct SamplerConfig {
-  double foregroundFraction = 0.333;
+  double foregroundFraction = 0.333;  // share of patches centred on a tumour voxel
 };
 
 struct AugmentationConfig {
   bool enabled = true;
-  double flipProbability = 0.5;
-  double rotate90Probability = 0.5;
+  double flipProbability = 0.5;      // per axis
+  double rotate90Probability = 0.5;  // in the axial plane, square patches only
   double intensityScale = 0.1;
   double intensityShift = 0.1;
   double gammaProbability = 0.3;
@@ -94,7 +54,7 @@ struct LossConfig {
 };
 
 struct OptimizerConfig {
-  std::string name = "sgd";
+  std::string name = "sgd";  // sgd | adam | adamw
   double lr = 0.01;
   double weightDecay = 3e-5;
   double momentum = 0.99;
@@ -102,29 +62,29 @@ struct OptimizerConfig {
   std::array<double, 2> betas{0.9, 0.999};
   double eps = 1e-8;
   bool amsgrad = false;  // Adam/AdamW: AMSGrad variant (one axis of the seed study's grid)
-  double gradClip = 12.0;
+  double gradClip = 12.0;  // 0: no clipping
 };
 
 struct ScheduleConfig {
-  std::string name = "poly";
+  std::string name = "poly";  // poly | cosine | constant
   double exponent = 0.9;
   int64_t warmupSteps = 0;
   double minLr = 0.0;
 };
 
 struct ValidationConfig {
-  int64_t cases = 0;
+  int64_t cases = 0;      // 0: use fraction
   double fraction = 0.2;
-  bool shuffle = true;
+  bool shuffle = true;    // false: the last cases in dataset.json order validate
   int64_t everyEpochs = 1;
-  std::vector<int64_t> roi;
+  std::vector<int64_t> roi;  // empty: patch_size
   double overlap = 0.5;
   bool mirror = false;
 };
 
 struct LoaderConfig {
-  int64_t workers = 2;
-  int64_t prefetch = 4;
+  int64_t workers = 2;   // augmentation threads (0: batches prepared in the training thread)
+  int64_t prefetch = 4;  // batches queued ahead
 };
 
 // One output channel's meaning in regions mode.
@@ -138,24 +98,37 @@ enum class ComputeDtype { Float32, Float64 };
 const char* computeDtypeName(ComputeDtype dtype);  // "float32" / "float64"
 
 struct TrainConfig {
-  std::string data;
-  uint64_t seed = 1;
-  int64_t threads = 0;
+  std::string data;  // data-set folder (dataset.json); `medseg train --data` overrides
+  uint64_t seed = 1;  // weights init, data order, augmentation and split
+  int64_t threads = 0;  // torch intra-op threads; 0: every core this process may use
+  // A CPU step's batch split into this many shards that run at once, each with threads / shards
+  // intra-op threads (ConcurrentShards.h); 0: one per core up to batch_size (instance/group norm), 1: off.
   int64_t batchShards = 0;
-  std::string device = "auto";
-  bool mixedPrecision = true;
+  std::string device = "auto";  // auto (CUDA when available) | cpu | cuda
+  bool mixedPrecision = true;   // bf16 autocast on CUDA
+  // bf16 autocast on a CPU with native bf16 (AVX-512 BF16, AMX; refused elsewhere). Off by default:
+  // what it costs in Dice is in docs/performance.md.
   bool cpuBf16 = false;
+  // float32 | float64: the network, batches, gradients and messages between ranks. float64 is for
+  // verification: two computations of one step (pipeline vs whole batch, 2 ranks vs 1) then agree to
+  // ~1e-12 whichever kernels the CPU's oneDNN or BLAS picks.
   ComputeDtype dtype = ComputeDtype::Float32;
-  TargetMode targets = TargetMode::Regions;
-  std::vector<int64_t> patchSize;
+  TargetMode targets = TargetMode::Regions;  // regions (BraTS WT/TC/ET, sigmoid) | labels (softmax)
+  std::vector<int64_t> patchSize;  // [z, y, x]; empty: the median case shape, rounded to the net's divisor, <= 128
   int64_t batchSize = 2;
-  int64_t epochs = 1000;
+  int64_t epochs = 1000;  // nnU-Net: 1000 epochs x 250 steps
   int64_t stepsPerEpoch = 250;
+  // Wall-clock budget of one invocation; 0: none. Stops after the current step, then validates and
+  // saves as at the end of training.
   double maxMinutes = 0.0;
-  int64_t checkpointEverySteps = 0;
+  int64_t checkpointEverySteps = 0;  // checkpoint.pt also every N steps; 0: at every epoch end only
+  // NaN / Inf image voxels become 0 (each reported) instead of refusing the case
+  // (core/io/NonFiniteVoxels.h); `medseg train --allow-non-finite`.
   bool allowNonFinite = false;
-  std::string initWeights;  // fine-tuning: the model a new run starts from
-  UNetConfig network;
+  // Fine-tuning: a trained model (best.pt, model.pt, checkpoint.pt) whose weights a new run starts
+  // from; its network must be this config's. A resumed run keeps its own weights.
+  std::string initWeights;
+  UNetConfig network;  // depth 4, base_filters 16, max_filters 320, deep supervision; channels from the data
   bool inChannelsSet = false, outChannelsSet = false;  // else taken from the data set
   PreprocessingConfig preprocessing;
   SamplerConfig sampler;

@@ -229,7 +229,7 @@ const std::vector<Row>& rows() {
       {"PatchEdgeNotAMultipleOfTheNetDivisor", [](const fs::path& d) { return train(d, writeConfig(d, "patch_size: [15, 16, 16]\nnetwork: {depth: 3}\n"), tinyDataset(d)); },
        3, "multiples of"},
       {"PatchLargerThanAnyImage", [](const fs::path& d) { return train(d, writeConfig(d, "patch_size: [2048, 2048, 2048]\n"), tinyDataset(d)); },
-       3, "patch_size edges must be in 1..1024"},
+       3, "patch_size values must be in [1, 1024]"},
       {"ConfigIsAFolder", [](const fs::path& d) { fs::create_directory(d / "train.yaml"); return train(d, d / "train.yaml", tinyDataset(d)); },
        3, "does not exist or is not a file"},
       {"TrainOnMissingDataset", [](const fs::path& d) { return train(d, writeConfig(d, "epochs: 1\n"), d / "no-such-data"); },

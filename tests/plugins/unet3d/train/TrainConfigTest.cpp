@@ -4,6 +4,7 @@
 
 #include "core/dataset/Dataset.h"
 #include "plugins/unet3d/train/TrainConfig.h"
+#include "core/util/AtomicFile.h"
 #include "core/util/Interrupt.h"
 #include "support/TestSupport.h"
 
@@ -144,6 +145,85 @@ TEST(TrainConfig, ShippedConfigsParse) {
     const auto path = std::filesystem::path(MEDSEG_SOURCE_DIR) / "resources" / "configs" / name;
     EXPECT_NO_THROW(loadTrainConfig(path)) << path;
   }
+}
+
+}  // namespace
+}  // namespace medseg
+
+namespace medseg {
+namespace {
+
+// The dotted manifest name's value in a config document ("optimizer.lr" -> document["optimizer"]["lr"]).
+nlohmann::json& atKey(nlohmann::json& document, const std::string& dotted) {
+  nlohmann::json* place = &document;
+  size_t start = 0;
+  for (size_t dot = dotted.find('.'); ; dot = dotted.find('.', start)) {
+    place = &(*place)[dotted.substr(start, dot == std::string::npos ? std::string::npos : dot - start)];
+    if (dot == std::string::npos) return *place;
+    start = dot + 1;
+  }
+}
+
+// The unet3d manifest's training parameters (the studio's form, `--set` checks) are keys the config
+// reads, with its defaults and choices, and every value the form allows is one the config takes.
+TEST(TrainConfig, TheManifestsTrainingParametersAgreeWithTheConfig) {
+  const auto manifest = nlohmann::json::parse(readTextFile(std::filesystem::path(MEDSEG_SOURCE_DIR) / "plugins/unet3d/manifest.json"));
+  nlohmann::json defaults = TrainConfig().toJson();
+  ASSERT_FALSE(manifest["parameters"]["train"].empty());
+  for (const auto& parameter : manifest["parameters"]["train"]) {
+    const std::string name = parameter["name"];
+    nlohmann::json configDefault = atKey(defaults, name);
+    const bool configUnset = configDefault.is_string() ? configDefault.get<std::string>().empty() : configDefault.empty();
+    if (parameter["default"].is_null())
+      EXPECT_TRUE(configUnset) << name << ": the form leaves it unset, the config defaults to " << configDefault;
+    else
+      EXPECT_EQ(parameter["default"], configDefault) << name;
+    if (parameter.contains("choices"))
+      for (const auto& choice : parameter["choices"]) {
+        nlohmann::json document = nlohmann::json::object();
+        atKey(document, name) = choice;
+        EXPECT_NO_THROW(TrainConfig::fromJson(document)) << name << " = " << choice;
+      }
+    for (const char* bound : {"minimum", "maximum"}) {
+      if (!parameter.contains(bound)) continue;
+      nlohmann::json value = parameter[bound];
+      if (parameter["type"] == "integer") value = value.get<int64_t>();
+      if (parameter["type"] == "integer-list") value = nlohmann::json::array({value, value, value});
+      nlohmann::json document = nlohmann::json::object();
+      atKey(document, name) = value;
+      if (name == "patch_size") document["network"]["depth"] = 1;  // any edge divides by 2^0
+      try {
+        TrainConfig::fromJson(document);
+      } catch (const InputError& error) {
+        ADD_FAILURE() << name << "'s " << bound << " " << value << " is allowed by the form, refused by the config: " << error.what();
+      }
+    }
+  }
+}
+
+TEST(TrainConfig, BoundsAreNamedWithTheKeyAndWhatTheSpecialValueMeans) {
+  auto errorOf = [](const nlohmann::json& document) -> std::string {
+    try {
+      TrainConfig::fromJson(document);
+    } catch (const InputError& error) {
+      return error.what();
+    }
+    return "";
+  };
+  EXPECT_NE(errorOf({{"threads", 2000}}).find("threads must be in [0, 1024] (0: every core), got 2000"), std::string::npos);
+  EXPECT_NE(errorOf({{"optimizer", {{"lr", 0}}}}).find("optimizer.lr must be in (0, 10]"), std::string::npos);
+  EXPECT_NE(errorOf({{"optimizer", {{"betas", {0.9, 1.0}}}}}).find("optimizer.betas values must be in [0, 1)"), std::string::npos);
+  EXPECT_NE(errorOf({{"augmentation", {{"gamma_range", {1.5, 0.7}}}}}).find("low <= high"), std::string::npos);
+  EXPECT_NE(errorOf({{"loss", {{"dice_weight", 0}, {"ce_weight", 0}}}}).find("must not both be 0"), std::string::npos);
+  EXPECT_NE(errorOf({{"network", {{"depth", 9}}}}).find("network depth must be between 1 and 8"), std::string::npos);
+  EXPECT_NE(errorOf({{"network", {{"dept", 3}}}}).find("unknown key \"network.dept\""), std::string::npos);
+  // Every key written is read back to the same document.
+  TrainConfig c;
+  c.optimizer.betas = {0.8, 0.9};
+  c.validation.roi = {16, 32, 32};
+  c.dtype = ComputeDtype::Float64;
+  c.targets = TargetMode::Labels;
+  EXPECT_EQ(TrainConfig::fromJson(c.toJson()).toJson(), c.toJson());
 }
 
 }  // namespace
