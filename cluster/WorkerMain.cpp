@@ -7,9 +7,10 @@
 // data: one training, data parallel over all ranks (the plugin's allreduce step strategy, capability
 // data_parallel), continuing the run folder's checkpoint.pt when there is one (a resubmitted or
 // requeued run); experiment: a search, rank 0 coordinating, the others training trials in groups
-// (ExperimentSearch); model: the plugin's task "pipeline" (unet3d: the U-Net split into pipeline
-// stages, one per rank), whose training continues its pipeline checkpoint only with --resume (or
-// starts over with --fresh):
+// (ExperimentSearch); model: the model split into pipeline stages, one per rank (capability
+// pipeline): --task train is the plugin's train() with a "pipeline" parallel section (the parameters
+// of its task "pipeline"), continuing a checkpoint there only with --resume (or starting over with
+// --fresh); verify, bench and infer are its task "pipeline":
 //   --mode model --task train|verify|bench|infer [--resume | --fresh] [--split encoder2,...] [--memory-per-device MB[,MB..]]
 //                [--micro-batches M] [--schedule gpipe|1f1b] [--recompute] [--device cpu|cuda] [--local-stages K]
 //                [--model FILE --cases N --infer-size X,Y,Z --roi R --overlap F --skip-sliding]
@@ -177,8 +178,8 @@ plugin::ParallelContext worldContext(const MpiEnvironment& mpi) {
 nlohmann::json pipelineParameters(const WorkerOptions& o, const std::vector<std::string>& overrides, int64_t threads) {
   const auto& m = o.model;
   return {{"config", o.config},   {"overrides", overrides},     {"threads", threads},
-          {"task", m.task},       {"run_dir", o.runDir},        {"resume", m.resume},
-          {"fresh", o.fresh},     {"split", m.split},           {"memory_per_device", m.memoryPerDeviceMb},
+          {"task", m.task},       {"run_dir", o.runDir},
+          {"split", m.split},     {"memory_per_device", m.memoryPerDeviceMb},
           {"micro_batches", m.microBatches}, {"schedule", m.schedule}, {"checkpoint", m.checkpoint},
           {"device", m.device},   {"local_stages", m.localStages}, {"profile_edge", m.profileEdge},
           {"bench_steps", m.benchSteps}, {"fit_stages", m.maxFitStages}, {"fit_max_edge", m.maxFitEdge},
@@ -247,7 +248,30 @@ ModeResult searchExperiments(const WorkerRun& w) {
   return result;
 }
 
-// model: the training plugin's task "pipeline" (model parallelism, one stage per rank).
+// model --task train: one training through the plugin's train(), the model split into stages.
+ModeResult trainPipeline(const WorkerRun& w, const std::string& pluginId, nlohmann::json document, nlohmann::json parameters) {
+  const WorkerOptions& o = w.options;
+  plugin::TrainingRequest request;
+  if (document.value("threads", int64_t{0}) <= 0) document["threads"] = parameters.at("threads");
+  request.config = std::move(document);
+  request.runDir = w.runDir;
+  // A pipeline checkpoint is continued or discarded only when asked: its stages are the plan's.
+  request.resume = o.model.resume ? plugin::ResumePolicy::Resume
+                   : o.fresh      ? plugin::ResumePolicy::Discard
+                                  : plugin::ResumePolicy::Refuse;
+  request.continueHint = "the same medseg-worker command with --resume";
+  for (const char* unused : {"task", "config", "overrides", "run_dir"}) parameters.erase(unused);
+  parameters["mode"] = "pipeline";
+  request.parallel = std::move(parameters);
+  plugin::RunContext context(w.reporter);
+  context.setParallel(worldContext(w.mpi));
+  ModeResult result{w.plugins.training(pluginId).train(request, context)};
+  result.summary["task"] = "train";
+  result.summary["plugin"] = pluginId;
+  return result;
+}
+
+// model: the model split into pipeline stages, one per rank: training, or the plugin's task "pipeline".
 ModeResult runPipelineTask(const WorkerRun& w) {
   const WorkerOptions& o = w.options;
   std::string pluginId;
@@ -261,8 +285,11 @@ ModeResult runPipelineTask(const WorkerRun& w) {
   WorkerOptions given = o;
   if (!o.device.empty()) given.model.device = o.device;
   const int64_t threads = document.value("threads", int64_t{0}) > 0 ? document["threads"].get<int64_t>() : defaultThreads(w.mpi);
-  const nlohmann::json parameters =
-      task->parameters.resolve(pipelineParameters(given, w.overrides, threads), "plugin " + pluginId + "'s task pipeline");
+  nlohmann::json givenParameters = pipelineParameters(given, w.overrides, threads);
+  const bool training = o.model.task == "train";
+  if (training) givenParameters.erase("task");  // the task's own runs are verify, bench and infer
+  const nlohmann::json parameters = task->parameters.resolve(givenParameters, "plugin " + pluginId + "'s task pipeline");
+  if (training) return trainPipeline(w, pluginId, document, parameters);
   plugin::RunContext context(w.reporter);
   context.setParallel(worldContext(w.mpi));
   ModeResult result{w.plugins.load(pluginId).runTask("pipeline", parameters, context)};

@@ -88,18 +88,18 @@ nlohmann::json train(const DemoOptions& o, CliContext& context) {
   request.overrides = {"data=" + (o.out / "data").string()};
   if (o.maxMinutes >= 0) request.overrides.push_back("max_minutes=" + std::to_string(o.maxMinutes));
   if (o.threads > 0) request.overrides.push_back("threads=" + std::to_string(o.threads));
-  const bool resume = o.resume && fs::exists(runDir / "checkpoint.pt");
-  if (!resume) {
-    request.config = readConfigDocument(o.config.empty() ? findDemoConfig() : o.config);
-    request.config.erase("plugin");
-  }
+  request.config = readConfigDocument(o.config.empty() ? findDemoConfig() : o.config);
+  request.config.erase("plugin");
   request.runDir = runDir;
-  request.resume = resume ? plugin::ResumePolicy::Resume : plugin::ResumePolicy::Refuse;
+  // --resume: the plugin continues its checkpoint when the interrupted demo saved one, else starts.
+  request.resume = o.resume ? plugin::ResumePolicy::ContinueIfSaved : plugin::ResumePolicy::Refuse;
   request.continueHint = "medseg demo --resume --out " + o.out.string();
-  say(context, std::string("2/4 training the 3-D U-Net (plugin ") + kDemoPlugin + ")" + (resume ? " (resuming)" : "") +
-                   " into " + runDir.string());
+  say(context, std::string("2/4 training the 3-D U-Net (plugin ") + kDemoPlugin + ")" +
+                   (o.resume ? " (continuing its checkpoint if it saved one)" : "") + " into " + runDir.string());
   plugin::RunContext run(context.reporter());
   nlohmann::json result = context.plugins().training(kDemoPlugin).train(request, run);
+  if (result.value("resumed_from_step", int64_t{0}) > 0)
+    say(context, "   resumed from step " + std::to_string(result["resumed_from_step"].get<int64_t>()));
   writeFileAtomically(runDir / "plugin.json",
                       nlohmann::json({{"plugin", kDemoPlugin},
                                       {"version", context.plugins().entry(kDemoPlugin).manifest.version}})

@@ -21,6 +21,7 @@ struct TrainOptions {
   std::string data;
   std::string out;
   bool resume = false;
+  bool continueIfSaved = false;  // `--serve` requests {"resume": "if_saved"}: continue a checkpoint if the plugin finds one
   std::vector<std::string> overrides;
   double maxMinutes = -1.0;
   int threads = -1;
@@ -75,7 +76,9 @@ int runTrain(const TrainOptions& o, CliContext& context) {
   }
   request.overrides = overridesOf(o);
   request.runDir = o.out;
-  request.resume = o.resume ? plugin::ResumePolicy::Resume : plugin::ResumePolicy::Refuse;
+  request.resume = o.resume            ? plugin::ResumePolicy::Resume
+                   : o.continueIfSaved ? plugin::ResumePolicy::ContinueIfSaved
+                                       : plugin::ResumePolicy::Refuse;
   request.continueHint = "medseg train --resume --out " + o.out;
   bool announced = false;
   request.onStep = [&](const nlohmann::json& step) {
@@ -128,7 +131,9 @@ int runTrain(const TrainOptions& o, CliContext& context) {
 
 // `medseg --json train --serve`: trials one after another in one warm process (the trial worker of
 // an experiment search, cluster/parallel/TrialServer.h), so a trial pays neither process nor
-// LibTorch start-up. Each stdin line is a request {"out": RUN, "config": FILE, "resume": bool}; the
+// LibTorch start-up. Each stdin line is a request {"out": RUN, "config": FILE, "resume": RESUME}, RESUME
+// true (the run's own config), false or "if_saved" (the plugin continues a checkpoint it finds in RUN,
+// else starts the run from FILE: how a search retries a trial whose worker died); the
 // trial's events follow on stdout exactly as from `medseg --json train`, then
 // {"event": "trial-end", "exit_code": N} with train's exit code. A stop signal stops the running
 // trial (checkpoint saved, exit code 130), not the server; end of input ends it.
@@ -148,7 +153,10 @@ int serveTrials(const TrainOptions& base, CliContext& context) {
       TrainOptions o = base;
       o.out = request.at("out").get<std::string>();
       o.config = request.value("config", std::string());
-      o.resume = request.value("resume", false);
+      const nlohmann::json resume = request.value("resume", nlohmann::json(false));
+      if (resume == "if_saved") o.continueIfSaved = true;
+      else if (resume.is_boolean()) o.resume = resume.get<bool>();
+      else throw InputError("train --serve: \"resume\" is true, false or \"if_saved\", found " + resume.dump());
       return runTrain(o, context);
     });
     clearInterrupt();  // a stopped trial (successive halving) does not stop the next one

@@ -69,7 +69,6 @@ ClusterRunsTab::ClusterRunsTab(ViewerDocument& document, std::function<QString()
   connect(runsProcess_, &MedsegProcess::finished, this, [this](bool ok, int, const QString& message) {
     refreshButton_->setEnabled(true);
     if (!ok) status_->setText(tr("cannot list runs: %1").arg(message));
-    Q_EMIT runsRefreshed();
   });
   connect(detailsProcess_, &MedsegProcess::event, this, [this](const QJsonObject& event) {
     if (event.value("event").toString() == "result" && event.value("kind").toString() == "run") showRunDetails(event);
@@ -133,7 +132,6 @@ void ClusterRunsTab::showEvent(QShowEvent* event) {
   if (table_->rowCount() == 0) refreshRuns();
 }
 
-bool ClusterRunsTab::isRefreshing() const { return runsProcess_->isRunning(); }
 void ClusterRunsTab::setAutoRefreshInterval(int milliseconds) { refreshTimer_->setInterval(milliseconds); }
 
 void ClusterRunsTab::refreshRuns() {
@@ -141,7 +139,6 @@ void ClusterRunsTab::refreshRuns() {
   if (runRoot_().isEmpty() || !QFileInfo(runRoot_()).isDir()) {
     table_->setRowCount(0);
     status_->setText(tr("no runs folder %1 yet (it is created by the first submission)").arg(runRoot_()));
-    Q_EMIT runsRefreshed();
     return;
   }
   refreshButton_->setEnabled(false);

@@ -30,7 +30,6 @@ class ClusterRunsTab : public QWidget {
 
   QTableWidget* runsTable() const { return table_; }
   QTableWidget* casesTable() const { return cases_; }
-  bool isRefreshing() const;
   int runCount() const;
   QString runState(const QString& run) const;  // empty when the run is not listed
   bool selectRun(const QString& run);
@@ -46,9 +45,6 @@ class ClusterRunsTab : public QWidget {
  public Q_SLOTS:
   void refreshRuns();
   void cancelSelectedRun();
-
- Q_SIGNALS:
-  void runsRefreshed();
 
  protected:
   void showEvent(QShowEvent* event) override;

@@ -34,9 +34,6 @@ ClusterSubmitTab::ClusterSubmitTab(std::function<QString()> runRoot, QWidget* pa
   connect(process_, &MedsegProcess::finished, this, [this](bool ok, int, const QString& message) { onFinished(ok, message); });
 }
 
-bool ClusterSubmitTab::isSubmitting() const { return process_->isRunning(); }
-QString ClusterSubmitTab::status() const { return status_->text(); }
-
 void ClusterSubmitTab::submit() {
   if (process_->isRunning()) return;
   const QString root = runRoot_();

@@ -21,9 +21,7 @@ class ClusterSubmitTab : public QWidget {
   ClusterSubmitTab(std::function<QString()> runRoot, QWidget* parent = nullptr);
 
   ClusterSubmitForm* form() const { return form_; }
-  bool isSubmitting() const;
   QJsonObject lastSubmission() const { return lastSubmission_; }  // the `submit` result event
-  QString status() const;
 
  public Q_SLOTS:
   void submit();

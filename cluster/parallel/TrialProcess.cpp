@@ -72,11 +72,9 @@ TrialOutcome TrialProcess::run(const TrialProcessOptions& options) {
   if (options.onValidation) config["validation"]["every_epochs"] = 1;
   const auto configFile = options.trialDir / "trial-config.json";
   writeFileAtomically(configFile, config.dump(2) + "\n");
-  outcome.resumed = std::filesystem::exists(options.trialDir / "checkpoint.pt");
-  // An earlier attempt died: continue from its last checkpoint (the run's own config).
-  const json request = {{"out", options.trialDir.string()},
-                        {"config", outcome.resumed ? std::string() : configFile.string()},
-                        {"resume", outcome.resumed}};
+  // An earlier attempt that died left a checkpoint: the plugin, which alone knows what its checkpoint
+  // is, continues it (its result says from which step), else trains the trial from the start.
+  const json request = {{"out", options.trialDir.string()}, {"config", configFile.string()}, {"resume", "if_saved"}};
 
   if (!child_ || child_->atEnd() || program_ != options.medsegProgram || environment_ != options.environment) {
     start(options);
@@ -119,6 +117,7 @@ TrialOutcome TrialProcess::run(const TrialProcessOptions& options) {
       lastError = event.value("message", std::string());
     } else if (kind == "result") {
       outcome.dataLoadSeconds = event.value("load_seconds", 0.0);
+      outcome.resumed = event.value("resumed_from_step", int64_t{0}) > 0;
     } else if (kind == "metric" && event.contains("mean_wt_dice")) {
       outcome.validationSeconds += event.value("validation_seconds", 0.0);
       if (stopRequested) continue;

@@ -1,8 +1,10 @@
 #pragma once
 // The interface of a plugin of kind "train": one training run into a run folder. The host reads the
 // config document (YAML or JSON, core/util/ConfigDocument) and says where, how to treat a checkpoint
-// already there, and in which parallel job (RunContext::parallel): one process, the ranks of a
-// data-parallel run, or a trial group of an experiment search. The plugin owns the folder's
+// already there (one rule, ResumePolicy, in every mode: the plugin alone knows what its checkpoint
+// is), in which parallel job (RunContext::parallel: one process, the ranks of an MPI job, a trial
+// group of an experiment search) and how the ranks share the work (the request's `parallel` section:
+// one training, data parallel, or one model split into pipeline stages). The plugin owns the folder's
 // contents: resumable checkpoints, metrics, the best model; the host writes plugin.json beside them
 // so that `medseg train --resume` finds the plugin again.
 #include <cstdint>
@@ -33,8 +35,12 @@ struct TrainingRequest {
   std::filesystem::path runDir;  // empty: nothing is written (trials of a search that keeps no folders)
   ResumePolicy resume = ResumePolicy::Refuse;
   std::string continueHint;      // how to continue after a stop ("medseg train --resume --out RUN")
-  // Data-parallel runs (capability data_parallel): gradient bucket size and whether buckets are
-  // reduced while backward runs.
+  // How the ranks of an MPI job share the training: {"mode": "data"} (the default: every rank a
+  // copy of the model, gradients averaged; capability data_parallel) or {"mode": "pipeline", ...}
+  // (the model split into stages, one per rank; capability pipeline), with the parameters of the
+  // plugin's task "pipeline" (its manifest declares them) beside "mode". Ignored in one process.
+  nlohmann::json parallel = nlohmann::json::object();
+  // Data-parallel runs: gradient bucket size and whether buckets are reduced while backward runs.
   double bucketMb = 25.0;
   bool overlapCommunication = true;
   // After each step (first-step timing, benchmarks): {"step", "loss", "seconds", "voxels_per_second"}.

@@ -34,6 +34,7 @@ declare -A covers=(
   [task-unet3d-preprocess]="plugins run unet3d preprocess" [task-unet3d-pipeline]="plugins run unet3d pipeline"
   [compare-pytorch]="resources/benchmarks/compare_pytorch.py" [editing-latency]="resources/benchmarks/editing_latency.sh"
   [compare-nnunet]="resources/benchmarks/compare_nnunet.py" [before-after]="resources/benchmarks/before_after.py"
+  [compare-monai]="resources/benchmarks/compare_monai.py"
 )
 
 fail() { echo "smoke $case_name: $*" >&2; exit 1; }
@@ -165,6 +166,10 @@ run_case() {
     compare-nnunet) fresh
       expect_exit 0 /usr/bin/python3 "$source_dir/resources/benchmarks/compare_nnunet.py" --medseg "$medseg" --smoke
       expect_text "MedSeg whole_volume" ;;
+    compare-monai) fresh
+      # MONAI's own run where its source is at $MONAI_SRC or /tmp/monaisrc, else MedSeg's side only.
+      expect_exit 0 /usr/bin/python3 "$source_dir/resources/benchmarks/compare_monai.py" --medseg "$medseg" --smoke
+      expect_text "agreement" ;;
     before-after) fresh
       expect_exit 0 /usr/bin/python3 "$source_dir/resources/benchmarks/before_after.py" --smoke --rounds 1 \
         --before-build "$build" --after-build "$build" --demo-config "$tiny_config" --work "$PWD/work"

@@ -1,12 +1,14 @@
 #pragma once
 // `medseg-worker --mode model`: the U-Net split into pipeline stages over the ranks of an MPI job
 // (stage r on rank r; on GPUs rank r uses cuda:<local rank>). Tasks:
-//   train   train on a data set like `medseg train`; rank 0 writes config.json, metrics.jsonl,
+//   train   train on a data set like `medseg train` (the plugin's train() with a "pipeline" parallel
+//           section: TrainingPlugin.h); rank 0 writes config.json, metrics.jsonl,
 //           best.pt (by whole-tumour validation Dice, validated through the pipeline), model.pt
 //           (final weights) and metrics.json. At every epoch end (and every checkpoint_every_steps,
 //           at a time-budget stop, on Ctrl-C) every rank saves its stages to pipeline-checkpoint/
-//           (PipelineCheckpoint.h); --resume continues from there to the weights an uninterrupted
-//           run ends with, --fresh starts over; a run folder holding a checkpoint needs one of them
+//           (PipelineCheckpoint.h); the request's ResumePolicy decides what a checkpoint there means
+//           (Resume: continue to the weights an uninterrupted run ends with; Discard: start over;
+//           Refuse: a run folder holding one is an error naming both)
 //   verify  one step on a seeded random batch, pipeline vs the single-process TrainingEngine:
 //           verify.json with the largest differences of logits, loss, gradients and updated weights
 //   bench   training steps on random batches: step time, peak RSS per rank against the
@@ -25,6 +27,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/plugin/RunContext.h"
+#include "core/plugin/TrainingPlugin.h"
 #include "plugins/unet3d/pipeline/PipelineEngine.h"
 #include "plugins/unet3d/pipeline/PipelinePartitioner.h"
 #include "plugins/unet3d/train/TrainConfig.h"
@@ -35,8 +39,7 @@ namespace medseg::unet3d {
 struct ModelParallelOptions {
   std::string task = "train";
   std::filesystem::path runDir;
-  bool resume = false;                    // train: continue runDir/pipeline-checkpoint
-  bool fresh = false;                     // train: start over, discarding runDir's checkpoint and metrics.jsonl
+  plugin::ResumePolicy resume = plugin::ResumePolicy::Refuse;  // train: what runDir/pipeline-checkpoint means
   MPI_Comm comm = MPI_COMM_WORLD;
   int localRank = 0;
   std::string split;                      // "encoder2,up1": first blocks of stages 1..; empty: partitioner
@@ -60,6 +63,10 @@ struct ModelParallelOptions {
   double overlap = 0.5;
   bool skipSliding = false;               // infer: whole volume only
 };
+
+// The options from the parameters of the plugin's task "pipeline" (its manifest's schema, resolved by
+// the host) and the MPI job the host runs it in (InputError outside one).
+ModelParallelOptions modelParallelOptions(const nlohmann::json& parameters, const plugin::ParallelContext& parallel);
 
 // Dispatches on options.task; every rank calls it. Returns the summary (complete on rank 0).
 nlohmann::json runModelParallel(TrainConfig config, const ModelParallelOptions& options, Reporter& reporter);

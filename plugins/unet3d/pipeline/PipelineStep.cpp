@@ -97,8 +97,7 @@ nlohmann::json PipelineStep::finish(const fs::path&, int64_t) {
 
 nlohmann::json trainPipeline(const TrainConfig& config, const ModelParallelOptions& options, Reporter& reporter) {
   const auto start = std::chrono::steady_clock::now();
-  if (options.resume && options.fresh) throw InputError("--resume and --fresh exclude each other");
-  const ResumePolicy policy = options.resume ? ResumePolicy::Resume : options.fresh ? ResumePolicy::Discard : ResumePolicy::Refuse;
+  const ResumePolicy policy = options.resume;
   // Decided before the data set is loaded (a refused run fails fast) and before planning: a resumed
   // run keeps the plan it was started with.
   const bool resuming =

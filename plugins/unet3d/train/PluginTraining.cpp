@@ -4,6 +4,7 @@
 #include "core/util/Interrupt.h"
 #if MEDSEG_HAVE_MPI
 #include "plugins/unet3d/parallel/AllreduceStep.h"
+#include "plugins/unet3d/pipeline/ModelParallelRun.h"
 #endif
 #include "plugins/unet3d/train/Trainer.h"
 
@@ -13,16 +14,21 @@ namespace {
 namespace fs = std::filesystem;
 using plugin::ResumePolicy;
 
-bool resumes(const plugin::TrainingRequest& r) {
-  return r.resume == ResumePolicy::Resume ||
-         (r.resume == ResumePolicy::ContinueIfSaved && !r.runDir.empty() && fs::exists(r.runDir / "checkpoint.pt"));
+// How the request's ranks share the work: "local" in one process, else its parallel section's mode.
+std::string parallelMode(const plugin::TrainingRequest& r, const plugin::RunContext& context) {
+  if (!context.parallel().distributed()) return "local";
+  const std::string mode = r.parallel.value("mode", std::string("data"));
+  if (mode != "data" && mode != "pipeline")
+    throw InputError("unet3d: parallel mode \"" + mode + "\" is not one it trains in (data, pipeline)");
+  return mode;
 }
 
-// The request's document with its overrides, or on --resume the run's own config (configForResume).
-// A cluster job that continues a cut-off run (ContinueIfSaved) keeps its own config file, as its
-// resubmission gives it.
-TrainConfig requestedConfig(const plugin::TrainingRequest& r) {
-  if (r.resume == ResumePolicy::Resume) return configForResume(r.runDir, r.overrides);
+// The request's document with its overrides, or on --resume the run's own config (configForResume,
+// from checkpoint.pt). A cluster job that continues a cut-off run (ContinueIfSaved) keeps its own config
+// file, as its resubmission gives it; so does a pipeline run, whose checkpoint is one file per stage
+// (its config checked against the saved one when it resumes).
+TrainConfig requestedConfig(const plugin::TrainingRequest& r, const std::string& mode) {
+  if (r.resume == ResumePolicy::Resume && mode != "pipeline") return configForResume(r.runDir, r.overrides);
   nlohmann::json document = r.config;
   if (document.is_object()) {
     document.erase("search");  // a search config trains its base configuration
@@ -48,13 +54,13 @@ nlohmann::json validationCases(const TrainConfig& config) {
   return ids;
 }
 
-TrainResult trainHere(const TrainConfig& config, const plugin::TrainingRequest& r, bool resume, Reporter& reporter) {
+TrainResult trainHere(const TrainConfig& config, const plugin::TrainingRequest& r, Reporter& reporter) {
   if (r.resume == ResumePolicy::Discard || r.onValidation)
     throw InputError("unet3d: starting over (--fresh) and stopping by validation are for runs inside an MPI job "
                      "(medseg-worker); `medseg train` uses --resume or a new run folder");
   TrainerOptions options;
   options.runDir = r.runDir;
-  options.resume = resume;
+  options.resume = r.resume;
   if (r.onStep) options.onStep = [&r](const StepStats& stats) { r.onStep(stepRecord(stats)); };
   options.onEpoch = r.onEpoch;
   return Trainer(config, options, reporter).run();
@@ -78,14 +84,31 @@ TrainResult trainOverRanks(const TrainConfig& config, const plugin::TrainingRequ
 #endif
 }
 
+// The model split into pipeline stages, one per rank, shaped by the parallel section (the parameters
+// of the plugin's task "pipeline").
+nlohmann::json trainModelParallel(TrainConfig config, const plugin::TrainingRequest& r, plugin::RunContext& context) {
+#if !MEDSEG_HAVE_MPI
+  (void)config, (void)r, (void)context;
+  throw InputError("this unet3d plugin was built without MPI: model parallelism needs an MPI job");
+#else
+  if (r.onValidation) throw InputError("unet3d: stopping by validation is for data-parallel trial groups, not pipeline runs");
+  ModelParallelOptions options = modelParallelOptions(r.parallel, context.parallel());
+  options.task = "train";
+  options.runDir = r.runDir;
+  options.resume = r.resume;
+  configureThreads(config);
+  return trainPipeline(config, options, context.reporter());
+#endif
+}
+
 }  // namespace
 
 nlohmann::json trainUNet(const plugin::TrainingRequest& request, plugin::RunContext& context) {
-  const TrainConfig config = requestedConfig(request);
-  const TrainResult result = context.parallel().distributed()
-                                 ? trainOverRanks(config, request, context)
-                                 : trainHere(config, request, resumes(request), context.reporter());
-  nlohmann::json json = result.toJson();
+  const std::string mode = parallelMode(request, context);
+  const TrainConfig config = requestedConfig(request, mode);
+  nlohmann::json json = mode == "pipeline" ? trainModelParallel(config, request, context)
+                        : mode == "data"   ? trainOverRanks(config, request, context).toJson()
+                                           : trainHere(config, request, context.reporter()).toJson();
   json["validation_cases"] = validationCases(config);
   return json;
 }

@@ -27,11 +27,6 @@ TrainConfig configForResume(const std::filesystem::path& runDir, const std::vect
   return TrainConfig::fromJson(document);
 }
 
-TrainConfig runConfig(const std::filesystem::path& configFile, const std::filesystem::path& runDir, bool resume,
-                      const std::vector<std::string>& overrides) {
-  return resume ? configForResume(runDir, overrides) : loadTrainConfig(configFile, overrides);
-}
-
 Trainer::Trainer(TrainConfig config, TrainerOptions options, Reporter& reporter)
     : config_(std::move(config)), options_(std::move(options)), reporter_(reporter) {}
 
@@ -39,7 +34,7 @@ TrainResult Trainer::run() {
   if (options_.runDir.empty()) throw InputError("no run folder given (--out DIR)");
   const auto start = std::chrono::steady_clock::now();
   // Refused before the data set is loaded: a run in the wrong folder fails fast.
-  const ResumePolicy policy = options_.resume ? ResumePolicy::Resume : ResumePolicy::Refuse;
+  const ResumePolicy policy = options_.resume;
   resumesCheckpoint(policy, options_.runDir / "checkpoint.pt", std::filesystem::exists(options_.runDir / "checkpoint.pt"));
   configureThreads(config_);
   // The run folder is created only once the data set and the network are known to be usable, so a

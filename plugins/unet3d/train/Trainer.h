@@ -15,7 +15,7 @@ namespace medseg {
 
 struct TrainerOptions {
   std::filesystem::path runDir;
-  bool resume = false;                               // continue runDir/checkpoint.pt
+  ResumePolicy resume = ResumePolicy::Refuse;        // what runDir/checkpoint.pt means (TrainingPlugin.h)
   std::function<void(const StepStats&)> onStep;      // after every step (tests, benchmarks)
   std::function<void(const nlohmann::json&)> onEpoch;  // with each metrics.jsonl record
 };
@@ -23,10 +23,6 @@ struct TrainerOptions {
 // The config of the run in `runDir` (from checkpoint.pt) with `overrides` applied. Only settings that
 // do not change what is computed may be overridden: data, max_minutes, threads, device, loader.*.
 TrainConfig configForResume(const std::filesystem::path& runDir, const std::vector<std::string>& overrides);
-// The one recipe for a run's config: `configFile` with the `--set` overrides, or, resuming, the run's
-// own config (configForResume). The data set then decides the rest (planTraining).
-TrainConfig runConfig(const std::filesystem::path& configFile, const std::filesystem::path& runDir, bool resume,
-                      const std::vector<std::string>& overrides);
 
 class Trainer {
  public:

@@ -23,6 +23,9 @@
 #include <memory>
 
 #include "app/studio/ClusterPanel.h"
+#include "app/studio/ClusterRunsTab.h"
+#include "app/studio/ClusterScalingTab.h"
+#include "app/studio/ClusterSubmitTab.h"
 #include "app/studio/ClusterSubmitForm.h"
 #include "app/studio/InferencePanel.h"
 #include "app/studio/MainWindow.h"
@@ -207,7 +210,7 @@ class PanelsTest : public QObject {
     ClusterPanel* panel = window_->clusterPanel();
     raise(panel);
     panel->setRunRoot(scratch_.filePath("runs"));
-    ClusterSubmitForm* form = panel->submitForm();
+    ClusterSubmitForm* form = panel->submitTab()->form();
     form->setBackend("slurm");
     form->setMode("data");
     form->setRanks(8);
@@ -217,11 +220,11 @@ class PanelsTest : public QObject {
     form->setData(dataset_);
     form->setRunName("planned");
     form->setDryRun(true);
-    QSignalSpy submitted(panel, &ClusterPanel::submitted);
+    QSignalSpy submitted(panel->submitTab(), &ClusterSubmitTab::submitted);
     QTest::mouseClick(panel->findChild<QPushButton*>("clusterSubmit"), Qt::LeftButton);
     QTRY_VERIFY_WITH_TIMEOUT(submitted.count() == 1, 60000);
     QVERIFY2(submitted[0][0].toBool(), qPrintable(submitted[0][2].toString()));
-    const QJsonObject plan = panel->lastSubmission();
+    const QJsonObject plan = panel->submitTab()->lastSubmission();
     QVERIFY(plan.value("dry_run").toBool());
     QCOMPARE(plan.value("backend").toString(), QString("slurm"));
     QVERIFY2(plan.value("script").toString().contains("--partition=gpu"), qPrintable(plan.value("script").toString()));
@@ -231,68 +234,68 @@ class PanelsTest : public QObject {
 
   void clusterPanelSubmitsListsAndOpensReturnedMasks() {
     ClusterPanel* panel = window_->clusterPanel();
-    ClusterSubmitForm* form = panel->submitForm();
+    ClusterSubmitForm* form = panel->submitTab()->form();
     form->setBackend("local");
     form->setRanks(1);
     form->setRunName("tiny-data");
     form->setWorkerArguments("--set epochs=1");
     form->setDryRun(false);
-    QSignalSpy submitted(panel, &ClusterPanel::submitted);
-    panel->submit();
+    QSignalSpy submitted(panel->submitTab(), &ClusterSubmitTab::submitted);
+    panel->submitTab()->submit();
     QTRY_VERIFY_WITH_TIMEOUT(submitted.count() == 1, 60000);
     QVERIFY2(submitted[0][0].toBool(), qPrintable(submitted[0][2].toString()));
     const QString runDir = submitted[0][1].toString();
     QVERIFY(QFileInfo(runDir + "/run.json").isFile());
     // The runs table follows the run (timer refresh) until it finished.
-    panel->setAutoRefreshInterval(500);
+    panel->runsTab()->setAutoRefreshInterval(500);
     panel->tabs()->setCurrentIndex(1);
-    QTRY_VERIFY_WITH_TIMEOUT(panel->runState("tiny-data") == "finished", 150000);
-    QCOMPARE(panel->runCount(), 1);
+    QTRY_VERIFY_WITH_TIMEOUT(panel->runsTab()->runState("tiny-data") == "finished", 150000);
+    QCOMPARE(panel->runsTab()->runCount(), 1);
     QVERIFY(QFileInfo(runDir + "/metrics.json").isFile());
     // A mask returned into the run's masks/ folder opens as the overlay of the open image.
     QVERIFY(window_->openImage(firstCase_));
     window_->document().clearLabels();
     const QString returned = runDir + "/masks/" + QFileInfo(firstCase_).fileName();
     QVERIFY(QFile::copy(savedMask_, returned));
-    QVERIFY(panel->selectRun("tiny-data"));
-    QCOMPARE(panel->masksOfSelectedRun(), QStringList{returned});
+    QVERIFY(panel->runsTab()->selectRun("tiny-data"));
+    QCOMPARE(panel->runsTab()->masksOfSelectedRun(), QStringList{returned});
     auto* open = panel->findChild<QPushButton*>("clusterOpenMask");
     QVERIFY(open->isEnabled());
     QTest::mouseClick(open, Qt::LeftButton);
     QCOMPARE(window_->document().labelsPath(), returned);
     QVERIFY(labelledVoxels(window_->document().labels()) > 0);
     // The selected run's details (`medseg runs show`): its state history and final metrics.
-    QTRY_VERIFY_WITH_TIMEOUT(panel->runDetails().contains("metrics:"), 30000);
-    QVERIFY2(panel->runDetails().contains("tiny-data — finished"), qPrintable(panel->runDetails()));
+    QTRY_VERIFY_WITH_TIMEOUT(panel->runsTab()->runDetails().contains("metrics:"), 30000);
+    QVERIFY2(panel->runsTab()->runDetails().contains("tiny-data — finished"), qPrintable(panel->runsTab()->runDetails()));
     screenshot(window_->dockOf(panel), "panels-cluster-runs.png");
   }
 
   void clusterPanelPlotsScalingCurves() {
     ClusterPanel* panel = window_->clusterPanel();
-    QVERIFY(panel->selectRun("tiny-data"));
-    const QString runDir = panel->selectedRunDirectory();
+    QVERIFY(panel->runsTab()->selectRun("tiny-data"));
+    const QString runDir = panel->runsTab()->selectedRunDirectory();
     // A real (tiny) study: data parallelism with 1 and 2 ranks, into the run's folder.
     QByteArray output;
     QCOMPARE(runMedseg({"scaling", "--mode", "data", "--workers", "1,2", "--config", tinyConfig(), "--data", dataset_,
                         "--out", runDir + "/scaling", "--set", "epochs=1"}, &output), 0);
     QVERIFY2(QFileInfo(runDir + "/scaling/scaling.json").isFile(), output.constData());
     QString error;
-    QVERIFY2(panel->loadScalingOfSelectedRun(&error), qPrintable(error));
+    QVERIFY2(panel->scalingTab()->loadScalingOfRun(runDir, &error), qPrintable(error));
     QCOMPARE(panel->tabs()->currentIndex(), 2);
     // ideal, data measured, data model, and the two seed-grid reference predictions (seed's and MedSeg's overheads)
-    QCOMPARE(panel->scalingCharts()->seriesCount(), 5);
+    QCOMPARE(panel->scalingTab()->charts()->seriesCount(), 5);
     // per chart (speed-up, efficiency): 2 measured sizes, the model at those 2 + 4 predicted sizes
     // (--predict-workers 4,8,16,32), and 2 reference curves x 6 sizes (1..32)
-    QCOMPARE(panel->scalingCharts()->pointCount(), 2 * (2 + 6 + 2 * 6));
+    QCOMPARE(panel->scalingTab()->charts()->pointCount(), 2 * (2 + 6 + 2 * 6));
     screenshot(window_->dockOf(panel), "panels-cluster-scaling.png");
     // A file that is no scaling study is refused with a message, the charts left empty.
     QFile junk(scratch_.filePath("junk.json"));
     QVERIFY(junk.open(QIODevice::WriteOnly));
     junk.write("{\"rows\": []}");
     junk.close();
-    QVERIFY(!panel->loadScaling(junk.fileName(), &error));
+    QVERIFY(!panel->scalingTab()->loadScaling(junk.fileName(), &error));
     QVERIFY(error.contains("no scaling rows"));
-    QCOMPARE(panel->scalingCharts()->pointCount(), 0);
+    QCOMPARE(panel->scalingTab()->charts()->pointCount(), 0);
   }
 
   // An infer run on the cluster (2 local ranks) followed by the panel while it runs: the UI keeps
@@ -304,26 +307,26 @@ class PanelsTest : public QObject {
     raise(panel);
     panel->setRunRoot(scratch_.filePath("runs"));
     panel->tabs()->setCurrentIndex(1);
-    panel->setAutoRefreshInterval(300);
+    panel->runsTab()->setAutoRefreshInterval(300);
     QByteArray output;
     QCOMPARE(runMedseg({"submit", "--backend", "local", "--mode", "infer", "-n", "2", "--model", bestModel_, "--data", dataset_,
                         "--subset", "training", "--run-dir", panel->runRoot(), "--name", "tiny-infer"}, &output), 0);
     EventLoopWatch heartbeat(20);
-    panel->refreshRuns();
-    QTRY_VERIFY_WITH_TIMEOUT(panel->selectRun("tiny-infer"), 30000);
-    QTRY_VERIFY_WITH_TIMEOUT(panel->runState("tiny-infer") == "finished", 120000);
-    QTRY_VERIFY_WITH_TIMEOUT(panel->caseCount() == 4 && panel->casesTable()->columnCount() > 2 &&
-                                 !panel->casesTable()->item(0, 1)->text().isEmpty(), 60000);
+    panel->runsTab()->refreshRuns();
+    QTRY_VERIFY_WITH_TIMEOUT(panel->runsTab()->selectRun("tiny-infer"), 30000);
+    QTRY_VERIFY_WITH_TIMEOUT(panel->runsTab()->runState("tiny-infer") == "finished", 120000);
+    QTRY_VERIFY_WITH_TIMEOUT(panel->runsTab()->caseCount() == 4 && panel->runsTab()->casesTable()->columnCount() > 2 &&
+                                 !panel->runsTab()->casesTable()->item(0, 1)->text().isEmpty(), 60000);
     QVERIFY2(heartbeat.longestStallMs() < 1000, qPrintable("the UI stalled: " + heartbeat.summary()));
-    QVERIFY(panel->casesTable()->isVisible());
-    QCOMPARE(panel->casesTable()->item(0, 0)->text(), QFileInfo(firstCase_).fileName().remove(".nii.gz"));
+    QVERIFY(panel->runsTab()->casesTable()->isVisible());
+    QCOMPARE(panel->runsTab()->casesTable()->item(0, 0)->text(), QFileInfo(firstCase_).fileName().remove(".nii.gz"));
 
     // One click on the first case: its image, and its mask from the run folder as the overlay.
     window_->document().clearLabels();
-    const QRect cell = panel->casesTable()->visualItemRect(panel->casesTable()->item(0, 0));
-    QTest::mouseClick(panel->casesTable()->viewport(), Qt::LeftButton, Qt::NoModifier, cell.center());
+    const QRect cell = panel->runsTab()->casesTable()->visualItemRect(panel->runsTab()->casesTable()->item(0, 0));
+    QTest::mouseClick(panel->runsTab()->casesTable()->viewport(), Qt::LeftButton, Qt::NoModifier, cell.center());
     ViewerDocument& document = window_->document();
-    const QString mask = panel->selectedRunDirectory() + "/masks/" + QFileInfo(firstCase_).fileName();
+    const QString mask = panel->runsTab()->selectedRunDirectory() + "/masks/" + QFileInfo(firstCase_).fileName();
     QCOMPARE(document.labelsPath(), mask);
     QCOMPARE(document.imagePath(), firstCase_);
     const LabelVolume& labels = document.labels();

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -271,6 +272,41 @@ inline test::CommandResult infer(const fs::path& bundle, const fs::path& image, 
                                 "--out", out.string(), "--precision", "fp32"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   return test::runMedseg(argv);
+}
+
+// The label values a mask holds.
+inline std::set<int> labelsIn(const LabelVolume& mask) {
+  std::set<int> out;
+  for (auto v : mask.data) out.insert(int(v));
+  return out;
+}
+
+// One bundle run by `medseg infer` and by the reference: `image` segmented into `out` with `extra`
+// arguments; the reference with `roiSize` and `configs` as monaiReference takes them.
+struct MonaiComparison {
+  fs::path bundle, image, out;
+  std::vector<std::string> extra;
+  std::string roiSize, configs;
+};
+
+// Runs the comparison and expects MONAI's mask on >= 99.9 % of voxels, its network grid, its windows
+// and its label values; returns MedSeg's mask (empty when either side failed).
+inline LabelVolume expectMonaisMask(const MonaiComparison& c) {
+  const std::string where = c.bundle.filename().string() + " on " + c.image.filename().string();
+  const auto run = infer(c.bundle, c.image, c.out, c.extra);
+  EXPECT_EQ(run.exitCode, 0) << run.output;
+  if (run.exitCode != 0) return {};
+  const Reference reference = monaiReference(c.bundle, c.image, c.roiSize, c.configs);
+  EXPECT_EQ(reference.error, "");
+  if (!reference.error.empty()) return {};
+  const LabelVolume mask = readLabels(c.out);
+  const double agree = agreement(mask, reference.labels);
+  EXPECT_GE(agree, 0.999) << where << ": " << agree * 100 << " % of voxels agree";
+  const json details = resultOf(run)["cases"][0];
+  EXPECT_EQ(details["network_grid"], reference.details["network_grid"]) << where;
+  EXPECT_EQ(details["windows"], reference.details["windows"]) << where;
+  EXPECT_EQ(labelsIn(mask), reference.details["labels"].get<std::set<int>>()) << where;
+  return mask;
 }
 
 }  // namespace medseg::bundletest

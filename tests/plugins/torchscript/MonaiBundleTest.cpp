@@ -76,20 +76,8 @@ class MonaiBundle : public ::testing::Test {
   // Runs `bundle` on `image` (a file in dir()) and expects the reference's mask on >= 99.9 % of voxels.
   static LabelVolume expectMonaisMask(const fs::path& bundle, const std::string& image, std::vector<std::string> extra = {},
                                       const std::string& roiSize = "") {
-    const fs::path out = dir() / (bundle.filename().string() + "-" + image);
-    const auto run = infer(bundle, dir() / image, out, extra);
-    EXPECT_EQ(run.exitCode, 0) << run.output;
-    if (run.exitCode != 0) return {};
-    const Reference reference = monaiReference(bundle, dir() / image, roiSize);
-    EXPECT_EQ(reference.error, "");
-    if (!reference.error.empty()) return {};
-    const LabelVolume mask = readLabels(out);
-    const double agree = agreement(mask, reference.labels);
-    EXPECT_GE(agree, 0.999) << bundle.filename() << " on " << image << ": " << agree * 100 << " % of voxels agree";
-    const json details = resultOf(run)["cases"][0];
-    EXPECT_EQ(details["network_grid"], reference.details["network_grid"]) << bundle.filename() << " on " << image;
-    EXPECT_EQ(details["windows"], reference.details["windows"]) << bundle.filename() << " on " << image;
-    return mask;
+    return bundletest::expectMonaisMask(
+        {bundle, dir() / image, dir() / (bundle.filename().string() + "-" + image), std::move(extra), roiSize, ""});
   }
   static LabelVolume maskOf(const fs::path& bundle, const std::string& image, std::vector<std::string> extra = {}) {
     const fs::path out = dir() / (bundle.filename().string() + "-" + image);

@@ -127,26 +127,7 @@ class MonaiZoo : public ::testing::Test {
     const fs::path out = dir() / (bundle.filename().string() + (configs.empty() ? "" : "-configs") + "-" + image);
     std::vector<std::string> extra;
     if (!configs.empty()) extra = {"--bundle-config", configs};
-    const auto run = infer(bundle, dir() / image, out, extra);
-    EXPECT_EQ(run.exitCode, 0) << run.output;
-    if (run.exitCode != 0) return {};
-    const Reference reference = monaiReference(bundle, dir() / image, "", configs);
-    EXPECT_EQ(reference.error, "");
-    if (!reference.error.empty()) return {};
-    const LabelVolume mask = readLabels(out);
-    const double agree = agreement(mask, reference.labels);
-    EXPECT_GE(agree, 0.999) << bundle.filename() << " on " << image << ": " << agree * 100 << " % of voxels agree";
-    const json details = resultOf(run)["cases"][0];
-    EXPECT_EQ(details["network_grid"], reference.details["network_grid"]) << bundle.filename() << " on " << image;
-    EXPECT_EQ(details["windows"], reference.details["windows"]) << bundle.filename() << " on " << image;
-    EXPECT_EQ(labelsIn(mask), reference.details["labels"].get<std::set<int>>()) << bundle.filename() << " on " << image;
-    return mask;
-  }
-
-  static std::set<int> labelsIn(const LabelVolume& mask) {
-    std::set<int> out;
-    for (auto v : mask.data) out.insert(int(v));
-    return out;
+    return bundletest::expectMonaisMask({bundle, dir() / image, out, extra, "", configs});
   }
 
   // The messages `medseg infer` refused `bundle` with (exit 3, nothing written).

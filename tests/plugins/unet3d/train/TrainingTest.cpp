@@ -167,7 +167,7 @@ TEST_F(TrainerRun, ResumeIsBitIdenticalToAnUninterruptedRun) {
   EXPECT_EQ(readTrainingState(interrupted.runDir / "checkpoint.pt").step, 4);
   TrainerOptions resume;
   resume.runDir = interrupted.runDir;
-  resume.resume = true;
+  resume.resume = ResumePolicy::Resume;
   const auto result = Trainer(configForResume(resume.runDir, {"loader.workers=1"}), resume, reporter_).run();
   EXPECT_EQ(result.steps, 6);
 
