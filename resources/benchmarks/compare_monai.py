@@ -34,7 +34,7 @@ Cases: every bundle on an anisotropic and an oblique image; prostate_mri_anatomy
 {"postprocessing#transforms#2#nearest_interp": true} merged after its inference.json (the zoo's config
 inverts argmax labels with bilinear interpolation, which MedSeg refuses, naming that override), and
 wholeBody_ct_segmentation once more with {"displayable_configs#highres": false} (its 3 mm grid), and
-spleen_ct_segmentation twice more with a Gaussian window ({"inferer#mode": "gaussian"}), Invertd once with
+spleen_ct_segmentation twice more with a Gaussian window of 24x24x16 voxels (overlapping windows), Invertd once with
 nearest_interp false (the zoo's) and once true: Spacingd, Orientationd, Invertd with both settings and a
 Gaussian sliding window, on both images.
 
@@ -72,9 +72,11 @@ OVERRIDES = {
     "lowres": ("configs/lowres.json", json.dumps({"displayable_configs#highres": False})),
     # The MONAI-bundles issue's own acceptance bundle: Spacingd, Orientationd, a Gaussian sliding window and
     # Invertd with each nearest_interp setting (spleen's Invertd is its second post-processing transform).
-    "gaussian": ("configs/gaussian.json", json.dumps({"inferer#mode": "gaussian"})),
+    # Windows smaller than the images, so that they overlap and the weights decide the tile borders.
+    "gaussian": ("configs/gaussian.json", json.dumps({"inferer#mode": "gaussian", "inferer#roi_size": [24, 24, 16]})),
     "gaussian-nearest": ("configs/gaussian-nearest.json", json.dumps(
-        {"inferer#mode": "gaussian", "postprocessing#transforms#1#nearest_interp": True})),
+        {"inferer#mode": "gaussian", "inferer#roi_size": [24, 24, 16],
+         "postprocessing#transforms#1#nearest_interp": True})),
 }
 # (bundle, image, override or None)
 CASES = [
