@@ -156,7 +156,7 @@ def main():
     ratios = {k: sides["after"]["bench_median"][k] / sides["before"]["bench_median"][k]
               for k in sides["after"]["bench_median"] if sides["before"]["bench_median"].get(k)}
     report = {"date": datetime.date.today().isoformat(),
-              "cpu": "%s, %d usable cores" % (benchmark_report.cpu_model(), benchmark_report.usable_cores()),
+              "cpu": benchmark_report.cpu_model(), "usable_cores": benchmark_report.usable_cores(),
               "bench_flags": flags, "rounds": args.rounds, "before": sides["before"], "after": sides["after"],
               "ratio_after_over_before": ratios}
     print(json.dumps(report, indent=1, sort_keys=True))
