@@ -18,23 +18,14 @@ import torch
 torch.manual_seed(0)
 
 
-class Tiny3d(torch.nn.Module):
-    def __init__(self, channels_in, channels_out):
+class Tiny(torch.nn.Module):
+    """Each output channel from the input channels and their 3x3(x3) means, with 1x1 kernels; 2-D or 3-D."""
+    def __init__(self, channels_in, channels_out, dims=3):
         super().__init__()
-        self.raw = torch.nn.Conv3d(channels_in, channels_out, 1)
-        self.smooth = torch.nn.Conv3d(channels_in, channels_out, 1, bias=False)
-        self.pool = torch.nn.AvgPool3d(3, 1, 1)
-
-    def forward(self, x):
-        return self.raw(x) + self.smooth(self.pool(x))
-
-
-class Tiny2d(torch.nn.Module):
-    def __init__(self, channels_in, channels_out):
-        super().__init__()
-        self.raw = torch.nn.Conv2d(channels_in, channels_out, 1)
-        self.smooth = torch.nn.Conv2d(channels_in, channels_out, 1, bias=False)
-        self.pool = torch.nn.AvgPool2d(3, 1, 1)
+        conv, pool = (torch.nn.Conv3d, torch.nn.AvgPool3d) if dims == 3 else (torch.nn.Conv2d, torch.nn.AvgPool2d)
+        self.raw = conv(channels_in, channels_out, 1)
+        self.smooth = conv(channels_in, channels_out, 1, bias=False)
+        self.pool = pool(3, 1, 1)
 
     def forward(self, x):
         return self.raw(x) + self.smooth(self.pool(x))
@@ -43,7 +34,7 @@ class Tiny2d(torch.nn.Module):
 def banded(channels_out, edges, dims=3, steepness=10.0):
     """One input channel; class k (< len(edges) + 1) wins where the smoothed intensity lies between edges
     k-1 and k; the classes past those never win."""
-    net = (Tiny3d if dims == 3 else Tiny2d)(1, channels_out).eval()
+    net = Tiny(1, channels_out, dims).eval()
     with torch.no_grad():
         net.raw.weight.zero_()
         net.raw.bias.fill_(-1000.0)
@@ -59,7 +50,7 @@ def banded(channels_out, edges, dims=3, steepness=10.0):
 
 def regions(channels_in, sources, edges, steepness=4.0):
     """Output channel c: steepness * (smoothed input channel sources[c] - edges[c]), a region's logit."""
-    net = Tiny3d(channels_in, len(sources)).eval()
+    net = Tiny(channels_in, len(sources)).eval()
     with torch.no_grad():
         net.raw.weight.zero_()
         net.smooth.weight.zero_()
