@@ -31,12 +31,20 @@ BENCH_FLAGS = ["--whole-volume"]
 SMOKE_BENCH_FLAGS = ["--depth", "2", "--base-filters", "4", "--patch", "16", "--steps", "2", "--warmup", "1",
                      "--roi", "32", "--infer-size", "48,48,32"]
 DEMO_FLAGS = []
+# A bench takes about 2 minutes and the demo its 9-minute budget on 2 cores: five times that is a hang.
+BENCH_LIMIT_S = 600
+DEMO_LIMIT_S = 3000
 SMOKE_DEMO_FLAGS = ["--cases", "8", "--size", "32"]
 
 
-def run(command, cwd=None, env=None):
-    """The command's stdout; its stderr passes through; a failure stops the study with the command named."""
-    done = subprocess.run(command, cwd=cwd, env=env, stdout=subprocess.PIPE, text=True)
+def run(command, cwd=None, env=None, limit_s=None):
+    """The command's stdout; its stderr passes through; a failure, or a run past limit_s seconds (a
+    commit whose command hangs), stops the study with the command named."""
+    try:
+        done = subprocess.run(command, cwd=cwd, env=env, stdout=subprocess.PIPE, text=True, timeout=limit_s)
+    except subprocess.TimeoutExpired:
+        sys.exit("before_after: `%s` did not finish within %d s: does this commit's command hang?"
+                 % (" ".join(command), limit_s))
     if done.returncode != 0:
         sys.exit("before_after: `%s` failed with exit status %d" % (" ".join(command), done.returncode))
     return done.stdout
@@ -79,7 +87,7 @@ def result_event(stdout, kind):
 
 
 def bench(build, flags):
-    report = result_event(run([medseg_of(build), "--json", "bench"] + flags), "bench")
+    report = result_event(run([medseg_of(build), "--json", "bench"] + flags, limit_s=BENCH_LIMIT_S), "bench")
     figures = {"conv3d_gflops": report.get("conv3d_gflops"), "peak_rss_mb": report.get("peak_rss_mb")}
     if "train" in report:
         figures["train_step_s"] = report["train"]["step_s"]
@@ -93,7 +101,7 @@ def bench(build, flags):
 def demo(build, work, name, flags):
     out = os.path.join(work, "demo-" + name)
     start = time.monotonic()
-    run([medseg_of(build), "demo", "--out", out] + flags)
+    run([medseg_of(build), "demo", "--out", out] + flags, limit_s=DEMO_LIMIT_S)
     with open(os.path.join(out, "report.json")) as f:
         report = json.load(f)
     return {"seconds": time.monotonic() - start, "report": report}
