@@ -97,11 +97,10 @@ nlohmann::json PipelineStep::finish(const fs::path&, int64_t) {
 
 nlohmann::json trainPipeline(const TrainConfig& config, const ModelParallelOptions& options, Reporter& reporter) {
   const auto start = std::chrono::steady_clock::now();
-  const ResumePolicy policy = options.resume;
   // Decided before the data set is loaded (a refused run fails fast) and before planning: a resumed
   // run keeps the plan it was started with.
   const bool resuming =
-      !options.runDir.empty() && resumesCheckpoint(policy, pipelineStatePath(options.runDir), hasPipelineCheckpoint(options.runDir));
+      !options.runDir.empty() && resumesCheckpoint(options.resume, pipelineStatePath(options.runDir), hasPipelineCheckpoint(options.runDir));
   const int rank = mpi::rankOf(options.comm);
   PlannedTraining planned = planTraining(config, reporter, rank == 0);
   const TrainConfig& resolved = planned.plan.config;
@@ -117,7 +116,7 @@ nlohmann::json trainPipeline(const TrainConfig& config, const ModelParallelOptio
   }
   TrainingRunOptions run;
   run.runDir = options.runDir;
-  run.resume = policy;
+  run.resume = options.resume;
   run.continueHint = "the same medseg-worker command with --resume";
   run.dataLoadSeconds = secondsSince(start);
   return TrainingRun(std::move(planned), strategy, std::move(run), reporter).run().toJson();
