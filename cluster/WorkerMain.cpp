@@ -221,6 +221,7 @@ ModeResult trainDataParallel(const WorkerRun& w) {
   // A run folder holding a checkpoint is a run that was cut off (a rank died, the job hit its time
   // limit, Slurm requeued it): continue it. One killed before its first checkpoint starts over.
   request.resume = o.fresh ? plugin::ResumePolicy::Discard : plugin::ResumePolicy::ContinueIfSaved;
+  request.continueHint = "medseg submit --resume " + w.runDir.string();
   plugin::RunContext context(w.reporter);
   context.setParallel(worldContext(w.mpi));
   ModeResult result{w.plugins.training(pluginId).train(request, context)};

@@ -135,7 +135,7 @@ TrainResult trainDataParallel(const TrainConfig& config, const DataParallelOptio
   TrainingRunOptions run;
   run.runDir = options.runDir;
   run.resume = options.resume;
-  run.continueHint = "medseg submit --resume " + options.runDir.string();
+  run.continueHint = options.continueHint;
   run.dataLoadSeconds = secondsSince(start);
   run.onValidation = options.onValidation;
   return TrainingRun(std::move(planned), strategy, std::move(run), reporter).run();

@@ -57,6 +57,7 @@ struct DataParallelOptions {
   size_t bucketBytes = 25u << 20;
   bool overlap = true;                // reduce buckets during backward
   ResumePolicy resume = ResumePolicy::Refuse;
+  std::string continueHint;           // the host's command that continues a stopped run
   std::function<bool(int64_t epoch, double wholeTumourDice)> onValidation;  // TrainingRunOptions::onValidation
   int globalRankForLogs = 0;
 };

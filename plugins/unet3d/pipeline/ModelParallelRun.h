@@ -40,6 +40,7 @@ struct ModelParallelOptions {
   std::string task = "train";
   std::filesystem::path runDir;
   plugin::ResumePolicy resume = plugin::ResumePolicy::Refuse;  // train: what runDir/pipeline-checkpoint means
+  std::string continueHint;                                     // train: the host's command that continues a stopped run
   MPI_Comm comm = MPI_COMM_WORLD;
   int localRank = 0;
   std::string split;                      // "encoder2,up1": first blocks of stages 1..; empty: partitioner

@@ -117,7 +117,7 @@ nlohmann::json trainPipeline(const TrainConfig& config, const ModelParallelOptio
   TrainingRunOptions run;
   run.runDir = options.runDir;
   run.resume = options.resume;
-  run.continueHint = "the same medseg-worker command with --resume";
+  run.continueHint = options.continueHint;
   run.dataLoadSeconds = secondsSince(start);
   return TrainingRun(std::move(planned), strategy, std::move(run), reporter).run().toJson();
 }

@@ -61,6 +61,7 @@ TrainResult trainHere(const TrainConfig& config, const plugin::TrainingRequest& 
   TrainerOptions options;
   options.runDir = r.runDir;
   options.resume = r.resume;
+  options.continueHint = r.continueHint;
   if (r.onStep) options.onStep = [&r](const StepStats& stats) { r.onStep(stepRecord(stats)); };
   options.onEpoch = r.onEpoch;
   return Trainer(config, options, reporter).run();
@@ -78,6 +79,7 @@ TrainResult trainOverRanks(const TrainConfig& config, const plugin::TrainingRequ
   options.bucketBytes = static_cast<size_t>(r.bucketMb * 1024 * 1024);
   options.overlap = r.overlapCommunication;
   options.resume = r.resume;
+  options.continueHint = r.continueHint;
   options.onValidation = r.onValidation;
   options.globalRankForLogs = parallel.globalRank;
   return unet3d::trainDataParallel(config, options, context.reporter());
@@ -96,6 +98,7 @@ nlohmann::json trainModelParallel(TrainConfig config, const plugin::TrainingRequ
   options.task = "train";
   options.runDir = r.runDir;
   options.resume = r.resume;
+  options.continueHint = r.continueHint;
   configureThreads(config);
   return trainPipeline(config, options, context.reporter());
 #endif

@@ -44,7 +44,7 @@ TrainResult Trainer::run() {
   TrainingRunOptions run;
   run.runDir = options_.runDir;
   run.resume = policy;
-  run.continueHint = "medseg train --resume --out " + options_.runDir.string();
+  run.continueHint = options_.continueHint;
   run.dataLoadSeconds = secondsSince(start);
   run.onStep = options_.onStep;
   run.onEpoch = options_.onEpoch;

@@ -16,6 +16,7 @@ namespace medseg {
 struct TrainerOptions {
   std::filesystem::path runDir;
   ResumePolicy resume = ResumePolicy::Refuse;        // what runDir/checkpoint.pt means (TrainingPlugin.h)
+  std::string continueHint;                          // the host's command that continues a stopped run
   std::function<void(const StepStats&)> onStep;      // after every step (tests, benchmarks)
   std::function<void(const nlohmann::json&)> onEpoch;  // with each metrics.jsonl record
 };

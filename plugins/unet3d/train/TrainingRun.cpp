@@ -120,7 +120,14 @@ TrainResult TrainingRun::run() {
     writeFileAtomically(file("training-plan.json"), plan_.toJson().dump(2) + "\n");
   }
   logStart();
-  train();
+  try {
+    train();
+  } catch (const Interrupted& stopped) {
+    // A signal seen inside validation (its sliding window stops at once) ends the run at its last
+    // checkpoint, which precedes the epoch end: continuing redoes that step and its validation.
+    if (stopExplained_) throw;
+    throw Interrupted(std::string(stopped.what()) + checkpointLeft());
+  }
   result_.seconds = elapsedThisSession();
   return finish();
 }
@@ -210,12 +217,10 @@ bool TrainingRun::afterStep() {
   result_.stoppedEarly = !keepGoing;
   const bool periodic = config_.checkpointEverySteps > 0 && state_.step % config_.checkpointEverySteps == 0;
   if (epochEnd || periodic || stop != kKeepGoing || !keepGoing) saveCheckpoint();
-  if (stop == kSignal && options_.runDir.empty())
-    throw Interrupted("training stopped at step " + std::to_string(state_.step) + " (no run folder: nothing was saved)");
-  if (stop == kSignal)
-    throw Interrupted("training stopped at step " + std::to_string(state_.step) + "; checkpoint saved to " +
-                      strategy_.checkpointFile(options_.runDir).string() +
-                      (options_.continueHint.empty() ? "" : " (continue with: " + options_.continueHint + ")"));
+  if (stop == kSignal) {
+    stopExplained_ = true;
+    throw Interrupted("training stopped at step " + std::to_string(state_.step) + checkpointLeft());
+  }
   return keepGoing && !result_.stoppedByBudget;
 }
 
@@ -288,6 +293,17 @@ void TrainingRun::saveCheckpoint() {
   state_.elapsedSeconds = elapsedBefore_ + elapsedThisSession();
   strategy_.saveCheckpoint(options_.runDir, state_);
   savedStep_ = state_.step;
+}
+
+std::string TrainingRun::checkpointLeft() const {
+  if (options_.runDir.empty()) return " (no run folder: nothing was saved)";
+  const fs::path checkpoint = strategy_.checkpointFile(options_.runDir);
+  if (!fs::exists(checkpoint)) return "; no checkpoint was saved yet";
+  const int64_t step = savedStep_ >= 0 ? savedStep_ : result_.resumedFromStep;
+  const std::string where = savedStep_ == state_.step ? "; checkpoint saved to " + checkpoint.string()
+                                                      : "; its last checkpoint, of step " + std::to_string(step) + ", is " +
+                                                            checkpoint.string();
+  return where + (options_.continueHint.empty() ? "" : " (continue with: " + options_.continueHint + ")");
 }
 
 TrainResult TrainingRun::finish() {

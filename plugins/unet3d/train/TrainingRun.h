@@ -97,6 +97,8 @@ class TrainingRun {
   bool finishEpoch(bool partial);
   bool validateInto(nlohmann::json& record, int64_t epoch);
   void saveCheckpoint();
+  // What a stop by a signal leaves, for its message: where the last checkpoint is and how to continue.
+  std::string checkpointLeft() const;
   TrainResult finish();
 
   const TrainingPlan plan_;
@@ -111,6 +113,7 @@ class TrainingRun {
   double elapsedThisSession() const { return secondsSince(start_); }
   double elapsedBefore_ = 0.0;  // earlier invocations of a resumed run
   int64_t savedStep_ = -1;      // of the last checkpoint this invocation wrote
+  bool stopExplained_ = false;  // afterStep's Interrupted already says what was saved
   double loopSeconds_ = 0.0, stepSecondsTotal_ = 0.0, waitSeconds_ = 0.0;
   int64_t voxelsTotal_ = 0;
   TrainResult result_;

@@ -1,6 +1,7 @@
 // Faults `medseg train` survives, end to end on the real program:
 //  - SIGKILL at seeded random moments (mid-step, mid-checkpoint-write), each time resumed with
 //    --resume: the run ends with exactly the weights, best model and metrics of an uninterrupted run;
+//  - SIGTERM: the step it came at saved, the continuing command named, and that command ending the run alike;
 //  - a checkpoint write that runs out of room (RLIMIT_FSIZE, the way a full disk fails a write()):
 //    a clear error, the previous checkpoint.pt intact and resumable, no temporary files left.
 // The seed of the kill schedule is printed; MEDSEG_FAULT_SEED=N runs another (or repeats one).
@@ -153,6 +154,33 @@ TEST_F(TrainFault, SigkillAtRandomPointsThenResumeEndsWithTheUninterruptedWeight
   }
   const auto final = runTrain(trainArguments(data(), run, true));
   ASSERT_EQ(final.exitCode, 0) << final.output;
+  expectSameAsReference(run);
+}
+
+// SIGTERM (what `kill` and a scheduler's preemption send): the step it came at is saved (or, when it
+// comes during an epoch end's validation, the last checkpoint stays), the message names that checkpoint
+// and the command that continues (the host's, TrainingRequest::continueHint), and that command ends the
+// run exactly as an uninterrupted one.
+TEST_F(TrainFault, SigtermSavesAndNamesTheCommandThatContinues) {
+  const fs::path run = folder("terminated");
+  test::LogFile log(folder("terminated.log"));
+  test::SpawnedProcess medseg(medsegCommand(trainArguments(data(), run, false)), log.fd());
+  log.close();
+  ASSERT_TRUE(medseg.waitUntil([&] { return checkpointStep(run) >= 2; }, 60s)) << log.text();
+  medseg.signal(SIGTERM);
+  ASSERT_EQ(medseg.wait(), 130) << "not stopped by the signal (finished first?)\n" << log.text();
+  const int64_t saved = checkpointStep(run);
+  EXPECT_LT(saved, kTotalSteps);
+  const std::string stopped = log.text();
+  EXPECT_TRUE(stopped.find("training stopped at step " + std::to_string(saved) + "; checkpoint saved to " +
+                           (run / "checkpoint.pt").string()) != std::string::npos ||
+              stopped.find("; its last checkpoint, of step " + std::to_string(saved) + ", is " +
+                           (run / "checkpoint.pt").string()) != std::string::npos)
+      << stopped;
+  EXPECT_NE(log.text().find("(continue with: medseg train --resume --out " + run.string() + ")"), std::string::npos)
+      << log.text();
+  const auto resumed = runTrain(trainArguments(data(), run, true));
+  ASSERT_EQ(resumed.exitCode, 0) << resumed.output;
   expectSameAsReference(run);
 }
 

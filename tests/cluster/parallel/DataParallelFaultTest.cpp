@@ -151,6 +151,8 @@ TEST_F(DataParallelFault, SigtermToMpirunCheckpointsTheStepItCameAtAndResumeCont
   EXPECT_LT(saved, 5000) << "the checkpoint is the epoch end's, not the signal's";
   EXPECT_NE(log.text().find("training stopped at step " + std::to_string(saved) + "; checkpoint saved"), std::string::npos)
       << log.text();
+  // The host's hint (the worker's TrainingRequest::continueHint), not a text of the plugin's own.
+  EXPECT_NE(log.text().find("(continue with: medseg submit --resume " + run.string() + ")"), std::string::npos) << log.text();
 
   // The next start of the same job continues from that step (here for a moment: max_minutes).
   std::vector<std::string> again = workerArguments(run, configFile, run_->data);
