@@ -25,7 +25,7 @@ struct NnunetRunOptions {
   bool gaussian = true;
   bool wholeVolume = false;
   std::string precision = "fp32";
-  int64_t passBatch = 0;                       // network passes a forward; 0: the fastest measured at load
+  int64_t passBatch = 0;                       // network passes a forward; 0: chosen on the first passes (PassBatchChooser)
   static NnunetRunOptions fromParameters(const nlohmann::json& parameters);
 };
 
@@ -51,7 +51,7 @@ class NnunetSegmenter : public plugin::Segmenter {
   std::vector<NnunetNetwork> networks_;  // one per fold
   std::vector<int> folds_;
   std::vector<int64_t> mirrorAxes_;      // the checkpoint's allowed axes when mirroring is on
-  int64_t passBatch_ = 1;
+  std::unique_ptr<PassBatchChooser> passBatches_;  // chosen on the first case's passes, kept for the next
   torch::Device device_ = torch::kCPU;
   bool bf16_ = false;
   std::string precisionDescription_;

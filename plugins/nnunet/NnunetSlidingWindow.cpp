@@ -154,33 +154,6 @@ torch::Tensor gaussianImportanceMap(const std::vector<int64_t>& patchSize) {
   return map;
 }
 
-int64_t fastestPassBatch(const NetworkForward& network, int64_t channels, const std::vector<int64_t>& patchSize, int64_t most) {
-  torch::NoGradGuard noGrad;
-  int64_t voxels = 1;
-  for (int64_t edge : patchSize) voxels *= edge;
-  // Memory: a batch holds at most 2^22 voxels of activations per feature channel.
-  const int64_t limit = std::clamp<int64_t>((int64_t{1} << 22) / std::max<int64_t>(voxels, 1), 1, most);
-  std::vector<int64_t> shape{0, channels};
-  shape.insert(shape.end(), patchSize.begin(), patchSize.end());
-  const auto perPass = [&](int64_t batch) {
-    shape[0] = batch;
-    const torch::Tensor input = torch::randn(shape);
-    network(input);  // warm: the first pass of a shape builds the kernels' plans
-    const auto start = std::chrono::steady_clock::now();
-    network(input);
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / static_cast<double>(batch);
-  };
-  int64_t best = 1;
-  double bestTime = perPass(1);
-  for (int64_t batch = 2; batch <= limit; batch *= 2) {
-    const double time = perPass(batch);
-    if (time > 0.9 * bestTime) break;  // no clear gain: larger batches only cost memory
-    best = batch;
-    bestTime = time;
-  }
-  return best;
-}
-
 int64_t tileCount(const torch::Tensor& data, const SlidingWindowSettings& settings) {
   if (settings.wholeVolume) return 1;
   const auto padded = padToAtLeast(data, settings.patchSize).first;
@@ -188,7 +161,7 @@ int64_t tileCount(const torch::Tensor& data, const SlidingWindowSettings& settin
 }
 
 torch::Tensor predictLogits(const torch::Tensor& data, const NetworkForward& network, const SlidingWindowSettings& s,
-                            const std::function<void(int64_t, int64_t)>& progress) {
+                            PassBatchChooser& batches, const std::function<void(int64_t, int64_t)>& progress) {
   torch::NoGradGuard noGrad;
   if (s.wholeVolume) {
     torch::Tensor logits = wholeVolumeLogits(data, network, s);
@@ -202,13 +175,14 @@ torch::Tensor predictLogits(const torch::Tensor& data, const NetworkForward& net
   torch::Tensor logits = torch::zeros({s.outputChannels, shape[0], shape[1], shape[2]}, torch::kHalf);
   torch::Tensor weights = torch::zeros({shape[0], shape[1], shape[2]}, torch::kHalf);
   const torch::Tensor gaussian = s.gaussian ? gaussianImportanceMap(s.patchSize) : torch::ones(s.patchSize, torch::kHalf);
-  // Every tile's flips are network passes, run `passBatch` at a time across tiles; each tile's
+  // Every tile's flips are network passes, run several at a time across tiles; each tile's
   // prediction is added as soon as its last flip is in, in tile order, as nnU-Net adds them.
   const auto flips = mirrorFlips(s.mirrorAxes);
-  const size_t passes = tiles.size() * flips.size(), batch = static_cast<size_t>(std::max<int64_t>(1, s.passBatch));
+  const size_t passes = tiles.size() * flips.size();
   std::vector<torch::Tensor> outputs;
-  for (size_t first = 0; first < passes; first += batch) {
+  for (size_t first = 0, batch = 1; first < passes; first += batch) {
     throwIfInterrupted("nnU-Net sliding-window prediction");
+    batch = static_cast<size_t>(std::max<int64_t>(1, batches.next()));
     const size_t last = std::min(passes, first + batch);
     std::vector<torch::Tensor> inputs;
     for (size_t p = first; p < last; ++p) {
@@ -216,7 +190,9 @@ torch::Tensor predictLogits(const torch::Tensor& data, const NetworkForward& net
       const auto& flip = flips[p % flips.size()];
       inputs.push_back(flip.empty() ? tile : torch::flip(tile, flip));
     }
+    const auto start = std::chrono::steady_clock::now();
     const torch::Tensor out = network(inputs.size() == 1 ? inputs[0] : torch::cat(inputs, 0)).to(torch::kFloat);
+    batches.record(static_cast<int64_t>(inputs.size()), std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     for (size_t p = first; p < last; ++p) {
       outputs.push_back(out.narrow(0, static_cast<int64_t>(p - first), 1));
       if (outputs.size() < flips.size()) continue;

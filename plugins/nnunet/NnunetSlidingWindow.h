@@ -7,13 +7,15 @@
 // float16 buffers in tile order, as nnU-Net keeps them; folds summed in float16 and divided, as
 // nnU-Net ensembles. A 2-D configuration runs its 2-D tiles on every slice along axis 0.
 // Beyond nnU-Net: network passes (tiles and their mirror flips) go through the network several at a
-// time where that is faster (fastestPassBatch), and whole_volume runs one pass over the padded image
+// time where that is faster (PassBatchChooser), and whole_volume runs one pass over the padded image
 // instead of tiles.
 #include <cstdint>
 #include <functional>
 #include <vector>
 
 #include <torch/torch.h>
+
+#include "plugins/nnunet/PassBatchChooser.h"
 
 namespace medseg::nnunet {
 
@@ -28,14 +30,7 @@ struct SlidingWindowSettings {
   bool wholeVolume = false;
   std::vector<int64_t> sizeDivisor; // whole volume: every padded edge a multiple of it
   int64_t outputChannels = 0;
-  int64_t passBatch = 1;            // network passes (tiles x flips) run as one batch
 };
-
-// The batch of network passes that runs fastest per pass on this machine: 1, 2, 4, ... up to `most`
-// (and a memory bound for large patches), measured on random inputs of the patch's shape; a larger
-// batch is taken only when it is at least 10 % faster per pass. Small networks gain most: their
-// layers are too thin to keep the cores busy one patch at a time.
-int64_t fastestPassBatch(const NetworkForward& network, int64_t channels, const std::vector<int64_t>& patchSize, int64_t most = 8);
 
 // compute_steps_for_sliding_window: the start of every tile along each axis of `imageSize`
 // (each edge >= the patch's).
@@ -48,9 +43,9 @@ torch::Tensor gaussianImportanceMap(const std::vector<int64_t>& patchSize);
 // Tiles a pass makes for `data` ([C, z, y, x]), for progress and the result's record.
 int64_t tileCount(const torch::Tensor& data, const SlidingWindowSettings& settings);
 
-// Logits [K, z, y, x] float16 of one network over `data` ([C, z, y, x] float32). `progress(done,
-// total)` after each tile.
+// Logits [K, z, y, x] float16 of one network over `data` ([C, z, y, x] float32), the passes run
+// in batches of `batches`' sizes (each batch timed for it). `progress(done, total)` after each tile.
 torch::Tensor predictLogits(const torch::Tensor& data, const NetworkForward& network, const SlidingWindowSettings& settings,
-                            const std::function<void(int64_t, int64_t)>& progress);
+                            PassBatchChooser& batches, const std::function<void(int64_t, int64_t)>& progress);
 
 }  // namespace medseg::nnunet

@@ -14,7 +14,8 @@ What is timed, on both sides, is what a user waits for: one process from start t
 Each with and without mirroring (`--set mirror=false`, nnU-Net's --disable_tta). Ratios are nnU-Net time /
 MedSeg time (above 1: MedSeg faster); the headline is against nnU-Net given MedSeg's heap settings.
 Beside them, MedSeg's one-pass whole-volume inference and bf16 (where the CPU computes bf16), with
-their Dice against MedSeg's default mask.
+their Dice against MedSeg's default mask, and per side the seconds spent in oneDNN's convolutions
+(ONEDNN_VERBOSE=1, one more run each): the floor that no change outside the convolutions can go below.
 
 nnU-Net is not installable here from PyPI; run it from its sources (docs/nnunet.md, "Comparing with
 nnU-Net" says how): --nnunet-src DIR holds nnunetv2, dynamic_network_architectures, acvl_utils,
@@ -83,24 +84,48 @@ def peer_round(spec):
                                  folder_with_segs_from_prev_stage=None, num_parts=1, part_id=0)
 
 
-def run_nnunet(args, model, case_folder, out, mirror, expert):
+def nnunet_command(args, model, case_folder, out, mirror, expert):
     spec = {"model": model, "input": case_folder, "output": out, "mirror": mirror, "threads": args.threads,
             "processes": 1 if expert else 3}
+    return [sys.executable, os.path.abspath(__file__), "--peer-round", json.dumps(spec)], nnunet_environment(args.nnunet_src, expert)
+
+
+def medseg_command(args, model, case_folder, out, extra):
+    command = [args.medseg, "--json", "infer", "--model", model, "--input", case_folder, "--out", out,
+               "--threads", str(args.threads)] + extra
+    return command, dict(os.environ)
+
+
+def run_timed(command, env):
+    """Seconds from start to exit, and what the program printed."""
     start = time.perf_counter()
-    subprocess.run([sys.executable, os.path.abspath(__file__), "--peer-round", json.dumps(spec)], check=True,
-                   capture_output=True, text=True, env=nnunet_environment(args.nnunet_src, expert))
-    return time.perf_counter() - start
+    result = subprocess.run(command, capture_output=True, text=True, env=env)
+    seconds = time.perf_counter() - start
+    if result.returncode != 0:
+        raise RuntimeError(f"{command[0]} failed:\n" + result.stdout[-3000:] + result.stderr[-3000:])
+    return seconds, result.stdout + result.stderr
+
+
+def run_nnunet(args, model, case_folder, out, mirror, expert):
+    return run_timed(*nnunet_command(args, model, case_folder, out, mirror, expert))[0]
 
 
 def run_medseg(args, model, case_folder, out, extra):
-    start = time.perf_counter()
-    command = [args.medseg, "--json", "infer", "--model", model, "--input", case_folder, "--out", out,
-               "--threads", str(args.threads)] + extra
-    result = subprocess.run(command, capture_output=True, text=True)
-    seconds = time.perf_counter() - start
-    if result.returncode != 0:
-        raise RuntimeError("medseg infer failed:\n" + result.stdout[-3000:] + result.stderr[-3000:])
-    return seconds
+    return run_timed(*medseg_command(args, model, case_folder, out, extra))[0]
+
+
+def convolution_time(command, env):
+    """One more run with oneDNN's execution log on (ONEDNN_VERBOSE=1: a line with the milliseconds of every
+    primitive run): the seconds spent in oneDNN's convolutions against the whole run's. Both programs call
+    the same libdnnl; convolutions PyTorch runs outside oneDNN (its own kernels for some small batch-1
+    shapes) are not in the sum."""
+    seconds, output = run_timed(command, dict(env, ONEDNN_VERBOSE="1"))
+    milliseconds = 0.0
+    for line in output.splitlines():
+        if line.startswith("onednn_verbose,exec,cpu,convolution,"):
+            milliseconds += float(line.rsplit(",", 1)[1])
+    # No log at all: oneDNN never ran (every convolution was one of PyTorch's own).
+    return {"seconds": seconds, "convolution_seconds": milliseconds / 1000.0, "onednn_ran": "onednn_verbose,info" in output}
 
 
 # --- inputs ------------------------------------------------------------------------------------------
@@ -230,6 +255,16 @@ def main():
                                                                report["seconds"][mode]["medseg"]["median"])
         if "nnunet_medseg_heap" in sides:
             report["headline"] = {m: report["ratio_median"][f"{m}/nnunet_medseg_heap"] for m in times}
+        # Where the time goes: oneDNN's convolutions (the same library on both sides) against the whole run.
+        report["convolution_time"] = {}
+        for mode in times:
+            mirror = mode == "mirror"
+            runs = {"medseg": medseg_command(args, model, case, os.path.join(work, f"profile-medseg-{mode}"),
+                                             [] if mirror else ["--set", "mirror=false"])}
+            if args.nnunet_src:
+                runs["nnunet_default"] = nnunet_command(args, model, case, os.path.join(work, f"profile-nnunet-{mode}"),
+                                                        mirror, expert=False)
+            report["convolution_time"][mode] = {side: convolution_time(*run) for side, run in runs.items()}
         # MedSeg's other roads on the same case: one pass over the whole volume, bf16; Dice against the default.
         reference = os.path.join(work, "medseg-mirror-0", "case.nii.gz")
         variants = {"whole_volume": ["--set", "whole_volume=true"], "bf16": ["--set", "precision=bf16"]}
@@ -256,6 +291,10 @@ def main():
         line = "  ".join(f"{side} {v['median']:.2f} s" for side, v in per_side.items())
         ratios = "  ".join(f"x{r:.2f} vs {k.split('/')[1]}" for k, r in report["ratio_median"].items() if k.startswith(mode + "/"))
         print(f"  {mode}: {line}   {ratios}")
+    for mode, per_side in report["convolution_time"].items():
+        print(f"  {mode}, oneDNN convolutions (one more run each, ONEDNN_VERBOSE=1): " +
+              "  ".join(f"{side} {v['convolution_seconds']:.2f} of {v['seconds']:.2f} s" +
+                        ("" if v["onednn_ran"] else " (oneDNN did not run)") for side, v in per_side.items()))
     for name, v in report["variants"].items():
         print(f"  MedSeg {name}: " + (v["refused"] if "refused" in v else
                                       f"{v['seconds']:.2f} s, Dice vs default {v['dice_vs_default']}"))
