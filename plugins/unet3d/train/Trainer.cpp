@@ -34,8 +34,7 @@ TrainResult Trainer::run() {
   if (options_.runDir.empty()) throw InputError("no run folder given (--out DIR)");
   const auto start = std::chrono::steady_clock::now();
   // Refused before the data set is loaded: a run in the wrong folder fails fast.
-  const ResumePolicy policy = options_.resume;
-  resumesCheckpoint(policy, options_.runDir / "checkpoint.pt", std::filesystem::exists(options_.runDir / "checkpoint.pt"));
+  resumesCheckpoint(options_.resume, options_.runDir / "checkpoint.pt", std::filesystem::exists(options_.runDir / "checkpoint.pt"));
   configureThreads(config_);
   // The run folder is created only once the data set and the network are known to be usable, so a
   // run refused for bad input leaves no empty folder behind.
@@ -43,7 +42,7 @@ TrainResult Trainer::run() {
   LocalStep local(planned.plan.config, resolveDevice(config_.device));
   TrainingRunOptions run;
   run.runDir = options_.runDir;
-  run.resume = policy;
+  run.resume = options_.resume;
   run.continueHint = options_.continueHint;
   run.dataLoadSeconds = secondsSince(start);
   run.onStep = options_.onStep;
