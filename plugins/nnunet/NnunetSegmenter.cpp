@@ -119,7 +119,7 @@ NnunetSegmenter::NnunetSegmenter(const plugin::InferenceSetup& setup)
     networks_.push_back(network);
   }
   if (options_.mirror && allowedAxes) mirrorAxes_ = *allowedAxes;
-  passBatches_ = std::make_unique<PassBatchChooser>(options_.passBatch, passBatchLimit(configuration_.patchSize, 16));
+  passBatches_ = PassBatchChooser(options_.passBatch, passBatchLimit(configuration_.patchSize, 16));
 }
 
 NetworkForward NnunetSegmenter::forwardOf(const NnunetNetwork& network) const {
@@ -145,7 +145,7 @@ nlohmann::json NnunetSegmenter::describe() const {
             {"checkpoint", options_.checkpoint},
             {"mirror_axes", mirrorAxes_},
             {"tile_step_size", options_.tileStepSize},
-            {"pass_batch", passBatches_->chosen()},
+            {"pass_batch", passBatches_.chosen()},
             {"whole_volume", options_.wholeVolume}}}};
 }
 
@@ -161,7 +161,7 @@ SlidingWindowSettings NnunetSegmenter::windowSettings() const {
   return window;
 }
 
-torch::Tensor NnunetSegmenter::ensembleLogits(const torch::Tensor& data, plugin::RunContext& context) const {
+torch::Tensor NnunetSegmenter::ensembleLogits(const torch::Tensor& data, plugin::RunContext& context) {
   const SlidingWindowSettings window = windowSettings();
   const int64_t tiles = tileCount(data, window);
   const int64_t total = tiles * static_cast<int64_t>(networks_.size());
@@ -171,7 +171,7 @@ torch::Tensor NnunetSegmenter::ensembleLogits(const torch::Tensor& data, plugin:
     const auto progress = [&context, f, tiles, total](int64_t done, int64_t) {
       context.progress(static_cast<int64_t>(f) * tiles + done, total);
     };
-    torch::Tensor logits = predictLogits(data, forward, window, *passBatches_, progress);
+    torch::Tensor logits = predictLogits(data, forward, window, passBatches_, progress);
     sum = f == 0 ? logits : sum.add_(logits);  // float16, as nnU-Net sums its folds
   }
   if (networks_.size() > 1) sum.div_(static_cast<int64_t>(networks_.size()));
@@ -215,7 +215,7 @@ plugin::Segmentation NnunetSegmenter::segment(const ImageVolume& image, const pl
   const auto& crop = input.crop;
   result.details = {{"predict_seconds", secondsSince(start)},
                     {"windows", tileCount(input.data, windowSettings())},
-                    {"pass_batch", passBatches_->chosen()},
+                    {"pass_batch", passBatches_.chosen()},
                     {"folds", folds_.size()},
                     {"bbox_used_for_cropping", {{crop.begin[0], crop.end[0]}, {crop.begin[1], crop.end[1]}, {crop.begin[2], crop.end[2]}}},
                     {"shape_after_resampling", {input.data.size(1), input.data.size(2), input.data.size(3)}}};

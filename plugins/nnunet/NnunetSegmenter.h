@@ -43,7 +43,7 @@ class NnunetSegmenter : public plugin::Segmenter {
   SlidingWindowSettings windowSettings() const;
   NetworkForward forwardOf(const NnunetNetwork& network) const;
   // The averaged float16 logits of every fold over the preprocessed case.
-  torch::Tensor ensembleLogits(const torch::Tensor& data, plugin::RunContext& context) const;
+  torch::Tensor ensembleLogits(const torch::Tensor& data, plugin::RunContext& context);
 
   NnunetModelFolder model_;
   NnunetRunOptions options_;
@@ -51,7 +51,7 @@ class NnunetSegmenter : public plugin::Segmenter {
   std::vector<NnunetNetwork> networks_;  // one per fold
   std::vector<int> folds_;
   std::vector<int64_t> mirrorAxes_;      // the checkpoint's allowed axes when mirroring is on
-  std::unique_ptr<PassBatchChooser> passBatches_;  // chosen on the first case's passes, kept for the next
+  PassBatchChooser passBatches_{0, 1};   // chosen on the first case's passes, kept for the next
   torch::Device device_ = torch::kCPU;
   bool bf16_ = false;
   std::string precisionDescription_;

@@ -12,17 +12,14 @@ PassBatchChooser::PassBatchChooser(int64_t fixed, int64_t most) : most_(std::max
 }
 
 int64_t PassBatchChooser::next() const {
-  std::lock_guard<std::mutex> lock(mutex_);
   return settled_ ? best_ : trying_;
 }
 
 int64_t PassBatchChooser::chosen() const {
-  std::lock_guard<std::mutex> lock(mutex_);
   return settled_ ? best_ : 0;
 }
 
 void PassBatchChooser::record(int64_t batch, double seconds) {
-  std::lock_guard<std::mutex> lock(mutex_);
   if (settled_ || batch != trying_) return;
   if (!warmed_) {
     warmed_ = true;

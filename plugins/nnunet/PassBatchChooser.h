@@ -7,7 +7,6 @@
 // and doubling stops at the first size that is not at least 10 % faster per pass than the best so
 // far. The best is then kept, for the rest of the case and the next cases of the same model.
 #include <cstdint>
-#include <mutex>
 #include <vector>
 
 namespace medseg::nnunet {
@@ -25,7 +24,6 @@ class PassBatchChooser {
   int64_t chosen() const;
 
  private:
-  mutable std::mutex mutex_;  // one segmenter may serve cases from several threads
   int64_t most_ = 1;
   int64_t trying_ = 1;
   bool warmed_ = false;       // trying_'s first batch ran
