@@ -78,24 +78,24 @@ test::CommandResult runTrain(const std::vector<std::string>& arguments, rlim_t f
 using test::checkpointStep;
 using test::metricsOf;
 
-struct KillOutcome {
-  bool killed = false;  // false: the run ended by itself before the kill
+struct SignalOutcome {
+  int exitCode = 0;  // 0: the run ended by itself before the signal
   std::string log;
 };
 
-// Starts a run, waits until its checkpoint reaches `killAfterStep`, waits `delay` more (into the
-// next step or checkpoint write) and kills it with SIGKILL.
-KillOutcome runAndKill(const std::vector<std::string>& arguments, const fs::path& run, int64_t killAfterStep,
-                       std::chrono::milliseconds delay, const fs::path& logFile) {
+// Starts a run, waits until its checkpoint reaches `afterStep`, waits `delay` more (into the next
+// step or checkpoint write) and sends `signal` to its process group.
+SignalOutcome runAndSignal(const std::vector<std::string>& arguments, const fs::path& run, int64_t afterStep,
+                           std::chrono::milliseconds delay, const fs::path& logFile, int signal = SIGKILL) {
   test::LogFile log(logFile);
   test::SpawnedProcess medseg(medsegCommand(arguments), log.fd());
   log.close();
-  KillOutcome outcome;
-  if (medseg.waitUntil([&] { return checkpointStep(run) >= killAfterStep; }, 60s)) {
+  SignalOutcome outcome;
+  if (medseg.waitUntil([&] { return checkpointStep(run) >= afterStep; }, 60s)) {
     std::this_thread::sleep_for(delay);
-    medseg.killGroup(SIGKILL);
+    medseg.killGroup(signal);
   }
-  outcome.killed = medseg.wait() == 128 + SIGKILL;
+  outcome.exitCode = medseg.wait();
   outcome.log = log.text();
   return outcome;
 }
@@ -143,9 +143,9 @@ TEST_F(TrainFault, SigkillAtRandomPointsThenResumeEndsWithTheUninterruptedWeight
     const auto delay = next.delay;
     SCOPED_TRACE(next.description);
     const bool resume = fs::exists(run / "checkpoint.pt");
-    const auto outcome = runAndKill(trainArguments(data(), run, resume), run, killAfter, delay,
+    const auto outcome = runAndSignal(trainArguments(data(), run, resume), run, killAfter, delay,
                                     folder("kill-" + std::to_string(kill) + ".log"));
-    ASSERT_TRUE(outcome.killed) << "the run was not killed (finished first?)\n" << outcome.log;
+    ASSERT_EQ(outcome.exitCode, 128 + SIGKILL) << "the run was not killed (finished first?)\n" << outcome.log;
     // After every kill the checkpoint is whole: readable, with weights and the step it claims.
     const int64_t step = checkpointStep(run);
     EXPECT_GE(step, killAfter);
@@ -163,22 +163,17 @@ TEST_F(TrainFault, SigkillAtRandomPointsThenResumeEndsWithTheUninterruptedWeight
 // run exactly as an uninterrupted one.
 TEST_F(TrainFault, SigtermSavesAndNamesTheCommandThatContinues) {
   const fs::path run = folder("terminated");
-  test::LogFile log(folder("terminated.log"));
-  test::SpawnedProcess medseg(medsegCommand(trainArguments(data(), run, false)), log.fd());
-  log.close();
-  ASSERT_TRUE(medseg.waitUntil([&] { return checkpointStep(run) >= 2; }, 60s)) << log.text();
-  medseg.signal(SIGTERM);
-  ASSERT_EQ(medseg.wait(), 130) << "not stopped by the signal (finished first?)\n" << log.text();
+  const auto outcome = runAndSignal(trainArguments(data(), run, false), run, 2, 0ms, folder("terminated.log"), SIGTERM);
+  ASSERT_EQ(outcome.exitCode, 130) << "not stopped by the signal (finished first?)\n" << outcome.log;
   const int64_t saved = checkpointStep(run);
   EXPECT_LT(saved, kTotalSteps);
-  const std::string stopped = log.text();
+  const std::string& stopped = outcome.log;
   EXPECT_TRUE(stopped.find("training stopped at step " + std::to_string(saved) + "; checkpoint saved to " +
                            (run / "checkpoint.pt").string()) != std::string::npos ||
               stopped.find("; its last checkpoint, of step " + std::to_string(saved) + ", is " +
                            (run / "checkpoint.pt").string()) != std::string::npos)
       << stopped;
-  EXPECT_NE(log.text().find("(continue with: medseg train --resume --out " + run.string() + ")"), std::string::npos)
-      << log.text();
+  EXPECT_NE(stopped.find("(continue with: medseg train --resume --out " + run.string() + ")"), std::string::npos) << stopped;
   const auto resumed = runTrain(trainArguments(data(), run, true));
   ASSERT_EQ(resumed.exitCode, 0) << resumed.output;
   expectSameAsReference(run);
@@ -187,8 +182,8 @@ TEST_F(TrainFault, SigtermSavesAndNamesTheCommandThatContinues) {
 TEST_F(TrainFault, CheckpointWriteThatRunsOutOfRoomKeepsThePreviousCheckpoint) {
   const fs::path run = folder("full");
   // A run with some checkpoints behind it (killed, as a full disk usually meets a running job).
-  const auto first = runAndKill(trainArguments(data(), run, false), run, 2, 0ms, folder("full-first.log"));
-  ASSERT_TRUE(first.killed) << first.log;
+  const auto first = runAndSignal(trainArguments(data(), run, false), run, 2, 0ms, folder("full-first.log"));
+  ASSERT_EQ(first.exitCode, 128 + SIGKILL) << first.log;
   const fs::path checkpoint = run / "checkpoint.pt";
   const std::string before = readTextFile(checkpoint);
   const int64_t stepBefore = readTrainingState(checkpoint).step;
