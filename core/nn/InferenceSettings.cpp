@@ -1,6 +1,7 @@
 #include "core/nn/InferenceSettings.h"
 
 #include "core/nn/Device.h"
+#include "core/util/Cores.h"
 
 namespace medseg {
 
@@ -31,7 +32,8 @@ InferenceSettings readInferenceSettings(const plugin::InferenceSetup& setup) {
 }
 
 void useThreads(int threads) {
-  if (threads > 0) torch::set_num_threads(threads);
+  // Not LibTorch's own default: it counts physical cores, on some machines one of two.
+  torch::set_num_threads(threads > 0 ? threads : usableCores());
 }
 
 nlohmann::json describeRun(const std::string& kind, const std::string& preparation, const InferenceSettings& settings,

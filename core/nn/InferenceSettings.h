@@ -27,7 +27,7 @@ struct InferenceSettings {
 // InputError for a device that is not there or a precision this CPU cannot run.
 InferenceSettings readInferenceSettings(const plugin::InferenceSetup& setup);
 
-// torch's intra-op threads for the run when `threads` > 0 (0 keeps LibTorch's own choice).
+// torch's intra-op threads for the run: `threads`, or for 0 every core this process may use (usableCores).
 void useThreads(int threads);
 
 // The result fields every LibTorch plugin's Segmenter::describe gives.
