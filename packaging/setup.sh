@@ -25,6 +25,7 @@ packages=(
   libvtk9-dev                             # slice and 3-D rendering
   libinsighttoolkit5-dev                  # imaging I/O (NIfTI, NRRD, MetaImage, DICOM via GDCM)
   libtorch-dev                            # 3-D U-Net
+  libdnnl-dev                             # oneDNN's Winograd convolution (LibTorch's own oneDNN, called directly)
   libdcmtk-dev                            # DICOM networking (dcmnet) and DICOM SEG (dcmseg)
   libcurl4-openssl-dev                    # DICOMweb (QIDO-RS, WADO-RS, STOW-RS) over HTTP(S)
   orthanc orthanc-dicomweb dcmtk libgdcm-tools   # a real PACS (and its DICOMweb plugin) for the PACS tests; DCMTK/GDCM tools build their DICOM series

@@ -24,6 +24,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "core/nn/SliceWinogradConvolution.h"
 #include "core/util/Interrupt.h"
 
 namespace medseg::nnunet {
@@ -216,11 +217,40 @@ bool strided(const Axes& stride) {
   return std::any_of(stride.begin(), stride.end(), [](int64_t s) { return s != 1; });
 }
 
+// Conv3d (the same parameters, so the checkpoint's keys load as they are) that takes oneDNN's
+// Winograd kernel at inference where the layer and CPU allow (core/nn/SliceWinogradConvolution), and
+// Conv3d's own direct convolution otherwise. The kernel's transformed weights are made on the first
+// pass after the weights change (a loaded fold copies into them).
+class WinogradConv3dImpl : public nn::Conv3dImpl {
+ public:
+  using nn::Conv3dImpl::Conv3dImpl;
+
+  torch::Tensor forward(const torch::Tensor& x) {
+    if (torch::GradMode::is_enabled() || !SliceWinogradConvolution::fits(weight, options.stride(), padding(),
+                                                                        options.dilation(), options.groups()))
+      return nn::Conv3dImpl::forward(x);
+    const auto version = std::make_pair(weight.data_ptr(), weight.is_inference() ? 0 : weight._version());
+    if (!winograd_ || version != preparedFor_) {
+      winograd_ = std::make_unique<SliceWinogradConvolution>(weight, bias);
+      preparedFor_ = version;
+    }
+    torch::Tensor y = winograd_->forward(x);
+    return y.defined() ? y : nn::Conv3dImpl::forward(x);
+  }
+
+ private:
+  c10::IntArrayRef padding() const { return c10::get<torch::ExpandingArray<3>>(options.padding()); }
+
+  std::unique_ptr<SliceWinogradConvolution> winograd_;
+  std::pair<void*, int64_t> preparedFor_{nullptr, 0};
+};
+TORCH_MODULE(WinogradConv3d);
+
 nn::AnyModule makeConv(int64_t dims, int64_t in, int64_t out, const Axes& kernel, const Axes& stride, bool bias) {
   Axes padding;
   for (int64_t k : kernel) padding.push_back((k - 1) / 2);
   if (dims == 3)
-    return nn::AnyModule(nn::Conv3d(nn::Conv3dOptions(in, out, kernel).stride(stride).padding(padding).bias(bias)));
+    return nn::AnyModule(WinogradConv3d(nn::Conv3dOptions(in, out, kernel).stride(stride).padding(padding).bias(bias)));
   return nn::AnyModule(nn::Conv2d(nn::Conv2dOptions(in, out, kernel).stride(stride).padding(padding).bias(bias)));
 }
 

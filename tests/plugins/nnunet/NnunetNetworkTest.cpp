@@ -212,6 +212,20 @@ TEST(NnunetNetwork, LogitsMatchDnaForTheFixtureCheckpoints) {
   }
 }
 
+// The Winograd layers transform their weights on their first pass: weights loaded again into the
+// same network are what its next pass computes with.
+TEST(NnunetNetwork, ANetworkLoadedAgainComputesWithItsNewWeights) {
+  const json& reference = referenceCase("912_plain_f0");
+  auto network = networkFor(reference, architectureOf(reference["model"]));
+  loadNnunetWeights(*network, formulaWeights(*network));
+  {
+    torch::NoGradGuard noGrad;
+    network->forward(testInput(reference["inputShape"].get<std::vector<int64_t>>()));
+  }
+  loadNnunetWeights(*network, readNnunetCheckpoint(checkpointPath(reference)).networkWeights);
+  expectLogitsMatch(*network, reference);
+}
+
 // BottleneckD, Conv2d, batch norm with running statistics, ReLU, nonlin_first, dropout, no conv bias,
 // stem_channels, anisotropic kernels and strides, scalar arguments.
 TEST(NnunetNetwork, LogitsMatchDnaForSyntheticArchitectures) {

@@ -1,0 +1,153 @@
+#include "core/nn/SliceWinogradConvolution.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include <ATen/Parallel.h>
+#include <oneapi/dnnl/dnnl.hpp>
+
+namespace medseg {
+namespace {
+
+using dnnl::memory;
+constexpr int64_t kChannelBlock = 16;  // the nChw16c layout oneDNN's AVX-512 Winograd kernel reads and writes
+
+dnnl::engine& cpuEngine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+bool allEqual(c10::IntArrayRef values, int64_t expected) {
+  return std::all_of(values.begin(), values.end(), [expected](int64_t v) { return v == expected; });
+}
+
+}  // namespace
+
+struct SliceWinogradConvolution::Plan {
+  dnnl::convolution_forward convolution;
+  memory::desc source, destination;
+  memory weights;  // the stacked weights already in the kernel's own (Winograd-domain) layout
+};
+
+SliceWinogradConvolution::SliceWinogradConvolution(const torch::Tensor& weight, const torch::Tensor& bias)
+    : in_(weight.size(1)), out_(weight.size(0)), taps_(weight.size(2)) {
+  stackedWeight_ = weight.detach()
+                       .to(torch::kFloat)
+                       .permute({2, 0, 1, 3, 4})
+                       .contiguous()
+                       .reshape({taps_ * out_, in_, 3, 3});
+  bias_ = bias.defined() ? bias.detach().to(torch::kFloat).contiguous() : torch::zeros({out_});
+}
+
+SliceWinogradConvolution::~SliceWinogradConvolution() = default;
+
+bool SliceWinogradConvolution::fits(const torch::Tensor& weight, c10::IntArrayRef stride, c10::IntArrayRef padding,
+                                    c10::IntArrayRef dilation, int64_t groups) {
+  if (weight.dim() != 5 || weight.scalar_type() != torch::kFloat || !weight.device().is_cpu()) return false;
+  const int64_t taps = weight.size(2);
+  if (taps % 2 == 0 || weight.size(3) != 3 || weight.size(4) != 3) return false;
+  if (groups != 1 || weight.size(0) % kChannelBlock != 0 || weight.size(1) % kChannelBlock != 0) return false;
+  return allEqual(stride, 1) && allEqual(dilation, 1) && padding.size() == 3 && padding[0] == (taps - 1) / 2 &&
+         padding[1] == 1 && padding[2] == 1;
+}
+
+SliceWinogradConvolution::Plan* SliceWinogradConvolution::planFor(int64_t slices, int64_t height, int64_t width) {
+  const std::array<int64_t, 3> key{slices, height, width};
+  if (auto found = plans_.find(key); found != plans_.end()) return found->second.get();
+  std::unique_ptr<Plan> plan;
+  try {
+    const memory::dims source{slices, in_, height, width}, weights{taps_ * out_, in_, 3, 3},
+        destination{slices, taps_ * out_, height, width};
+    using tag = memory::format_tag;
+    const auto f32 = memory::data_type::f32;
+    const dnnl::convolution_forward::desc problem(
+        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_winograd, memory::desc(source, f32, tag::nChw16c),
+        memory::desc(weights, f32, tag::any), memory::desc(destination, f32, tag::nChw16c), {1, 1}, {1, 1}, {1, 1});
+    const dnnl::convolution_forward::primitive_desc chosen(problem, cpuEngine());
+    plan = std::make_unique<Plan>();
+    plan->convolution = dnnl::convolution_forward(chosen);
+    plan->source = chosen.src_desc();
+    plan->destination = chosen.dst_desc();
+    plan->weights = memory(chosen.weights_desc(), cpuEngine());
+    memory plain({weights, f32, tag::oihw}, cpuEngine(), stackedWeight_.data_ptr<float>());
+    dnnl::stream stream(cpuEngine());
+    dnnl::reorder(plain, plan->weights).execute(stream, plain, plan->weights);
+    stream.wait();
+  } catch (const dnnl::error&) {
+    // No Winograd kernel for this CPU or shape: remembered, so the caller's direct convolution
+    // takes every later input of this shape without asking again.
+    plan.reset();
+  }
+  return (plans_[key] = std::move(plan)).get();
+}
+
+bool SliceWinogradConvolution::computes(c10::IntArrayRef sizes) {
+  return sizes.size() == 5 && sizes[1] == in_ && planFor(sizes[0] * sizes[2], sizes[3], sizes[4]) != nullptr;
+}
+
+torch::Tensor SliceWinogradConvolution::forward(const torch::Tensor& input) {
+  if (input.scalar_type() != torch::kFloat || !input.device().is_cpu() || input.requires_grad() ||
+      !computes(input.sizes()))
+    return {};
+  const torch::Tensor x = input.contiguous();
+  const int64_t samples = x.size(0), depth = x.size(2), height = x.size(3), width = x.size(4);
+  Plan& plan = *planFor(samples * depth, height, width);
+  dnnl::stream stream(cpuEngine());
+  const auto f32 = memory::data_type::f32;
+
+  // Each sample's [in, depth, h, w] is read as depth 2-D slices [in, h, w] into the blocked source.
+  // Buffers are tensors, so they come from the process's allocator like every other feature map.
+  torch::Tensor source = torch::empty({static_cast<int64_t>(plan.source.get_size() / sizeof(float))});
+  const memory::dims sampleSlices{depth, in_, height, width};
+  const memory::desc sampleLayout(sampleSlices, f32, memory::dims{height * width, depth * height * width, width, 1});
+  for (int64_t s = 0; s < samples; ++s) {
+    memory sample(sampleLayout, cpuEngine(), x.data_ptr<float>() + s * in_ * depth * height * width);
+    memory part(plan.source.submemory_desc(sampleSlices, {s * depth, 0, 0, 0}), cpuEngine(), source.data_ptr<float>());
+    dnnl::reorder(sample, part).execute(stream, sample, part);
+  }
+  torch::Tensor stacked = torch::empty({static_cast<int64_t>(plan.destination.get_size() / sizeof(float))});
+  memory sourceMemory(plan.source, cpuEngine(), source.data_ptr<float>());
+  memory stackedMemory(plan.destination, cpuEngine(), stacked.data_ptr<float>());
+  plan.convolution.execute(stream, {{DNNL_ARG_SRC, sourceMemory},
+                                    {DNNL_ARG_WEIGHTS, plan.weights},
+                                    {DNNL_ARG_DST, stackedMemory}});
+  stream.wait();
+  source.reset();
+
+  // Output slice z of channel o = bias + sum over taps t of 2-D output channel t * out + o at slice
+  // z + t - (taps - 1) / 2 (zero outside the volume: the depth padding), written back as [n, out, d, h, w].
+  torch::Tensor output = torch::empty({samples, out_, depth, height, width});
+  const int64_t plane = height * width, blocks = out_ / kChannelBlock, stackedBlocks = taps_ * blocks,
+                reach = (taps_ - 1) / 2;
+  const float* taps = stacked.data_ptr<float>();
+  const float* bias = bias_.data_ptr<float>();
+  float* target = output.data_ptr<float>();
+  at::parallel_for(0, samples * depth * blocks, 1, [&](int64_t begin, int64_t end) {
+    std::vector<float> sum(static_cast<size_t>(plane * kChannelBlock));
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t s = item / (depth * blocks), z = item / blocks % depth, b = item % blocks;
+      bool first = true;
+      for (int64_t t = 0; t < taps_; ++t) {
+        const int64_t from = z + t - reach;
+        if (from < 0 || from >= depth) continue;
+        const float* tap = taps + ((s * depth + from) * stackedBlocks + t * blocks + b) * plane * kChannelBlock;
+        if (first) {
+          std::memcpy(sum.data(), tap, sum.size() * sizeof(float));
+        } else {
+          for (size_t i = 0; i < sum.size(); ++i) sum[i] += tap[i];
+        }
+        first = false;
+      }
+      for (int64_t j = 0; j < kChannelBlock; ++j) {
+        const int64_t channel = b * kChannelBlock + j;
+        float* row = target + ((s * out_ + channel) * depth + z) * plane;
+        const float add = bias[channel];
+        for (int64_t p = 0; p < plane; ++p) row[p] = sum[static_cast<size_t>(p * kChannelBlock + j)] + add;
+      }
+    }
+  });
+  return output;
+}
+
+}  // namespace medseg
