@@ -1,8 +1,6 @@
 #include "core/nn/SliceWinogradConvolution.h"
 
 #include <algorithm>
-#include <cstring>
-#include <vector>
 
 #include <ATen/Parallel.h>
 #include <oneapi/dnnl/dnnl.hpp>
@@ -20,6 +18,17 @@ dnnl::engine& cpuEngine() {
 
 bool allEqual(c10::IntArrayRef values, int64_t expected) {
   return std::all_of(values.begin(), values.end(), [expected](int64_t v) { return v == expected; });
+}
+
+// The stacked weights [taps * out, in, 3, 3] in the layout the chosen kernel reads (its Winograd domain).
+memory transformWeights(const torch::Tensor& stackedWeight, const memory::desc& layout) {
+  memory transformed(layout, cpuEngine());
+  const memory::dims dims(stackedWeight.sizes().begin(), stackedWeight.sizes().end());
+  memory plain({dims, memory::data_type::f32, memory::format_tag::oihw}, cpuEngine(), stackedWeight.data_ptr<float>());
+  dnnl::stream stream(cpuEngine());
+  dnnl::reorder(plain, transformed).execute(stream, plain, transformed);
+  stream.wait();
+  return transformed;
 }
 
 }  // namespace
@@ -69,17 +78,40 @@ SliceWinogradConvolution::Plan* SliceWinogradConvolution::planFor(int64_t slices
     plan->convolution = dnnl::convolution_forward(chosen);
     plan->source = chosen.src_desc();
     plan->destination = chosen.dst_desc();
-    plan->weights = memory(chosen.weights_desc(), cpuEngine());
-    memory plain({weights, f32, tag::oihw}, cpuEngine(), stackedWeight_.data_ptr<float>());
-    dnnl::stream stream(cpuEngine());
-    dnnl::reorder(plain, plan->weights).execute(stream, plain, plan->weights);
-    stream.wait();
+    // Plans for other batch sizes often want the same layout: the weights are transformed once for them.
+    for (const auto& [other, made] : plans_)
+      if (made && made->weights.get_desc() == chosen.weights_desc()) plan->weights = made->weights;
+    if (!plan->weights) plan->weights = transformWeights(stackedWeight_, chosen.weights_desc());
   } catch (const dnnl::error&) {
     // No Winograd kernel for this CPU or shape: remembered, so the caller's direct convolution
     // takes every later input of this shape without asking again.
     plan.reset();
   }
   return (plans_[key] = std::move(plan)).get();
+}
+
+void SliceWinogradConvolution::addNeighbourTaps(float* stacked, int64_t samples, int64_t depth, int64_t plane) const {
+  // Output slice z of channel o = bias + the sum over taps t of 2-D channel t * out + o at slice
+  // z + t - reach (nothing outside the volume: the depth padding). Summed into the centre tap's
+  // channels in place: no item writes another tap's channels, so the items run in parallel.
+  const int64_t blocks = out_ / kChannelBlock, stackedBlocks = taps_ * blocks, reach = (taps_ - 1) / 2,
+                blockSize = plane * kChannelBlock;
+  const float* bias = bias_.data_ptr<float>();
+  at::parallel_for(0, samples * depth * blocks, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t s = item / (depth * blocks), z = item / blocks % depth, b = item % blocks;
+      float* centre = stacked + ((s * depth + z) * stackedBlocks + reach * blocks + b) * blockSize;
+      for (int64_t t = 0; t < taps_; ++t) {
+        const int64_t from = z + t - reach;
+        if (t == reach || from < 0 || from >= depth) continue;
+        const float* tap = stacked + ((s * depth + from) * stackedBlocks + t * blocks + b) * blockSize;
+        for (int64_t i = 0; i < blockSize; ++i) centre[i] += tap[i];
+      }
+      const float* blockBias = bias + b * kChannelBlock;
+      for (int64_t p = 0; p < plane; ++p)
+        for (int64_t j = 0; j < kChannelBlock; ++j) centre[p * kChannelBlock + j] += blockBias[j];
+    }
+  });
 }
 
 bool SliceWinogradConvolution::computes(c10::IntArrayRef sizes) {
@@ -114,39 +146,20 @@ torch::Tensor SliceWinogradConvolution::forward(const torch::Tensor& input) {
                                     {DNNL_ARG_DST, stackedMemory}});
   stream.wait();
   source.reset();
+  addNeighbourTaps(stacked.data_ptr<float>(), samples, depth, height * width);
 
-  // Output slice z of channel o = bias + sum over taps t of 2-D output channel t * out + o at slice
-  // z + t - (taps - 1) / 2 (zero outside the volume: the depth padding), written back as [n, out, d, h, w].
+  // The centre tap's channels, now the output, back as [n, out, d, h, w] by oneDNN's reorder.
   torch::Tensor output = torch::empty({samples, out_, depth, height, width});
-  const int64_t plane = height * width, blocks = out_ / kChannelBlock, stackedBlocks = taps_ * blocks,
-                reach = (taps_ - 1) / 2;
-  const float* taps = stacked.data_ptr<float>();
-  const float* bias = bias_.data_ptr<float>();
-  float* target = output.data_ptr<float>();
-  at::parallel_for(0, samples * depth * blocks, 1, [&](int64_t begin, int64_t end) {
-    std::vector<float> sum(static_cast<size_t>(plane * kChannelBlock));
-    for (int64_t item = begin; item < end; ++item) {
-      const int64_t s = item / (depth * blocks), z = item / blocks % depth, b = item % blocks;
-      bool first = true;
-      for (int64_t t = 0; t < taps_; ++t) {
-        const int64_t from = z + t - reach;
-        if (from < 0 || from >= depth) continue;
-        const float* tap = taps + ((s * depth + from) * stackedBlocks + t * blocks + b) * plane * kChannelBlock;
-        if (first) {
-          std::memcpy(sum.data(), tap, sum.size() * sizeof(float));
-        } else {
-          for (size_t i = 0; i < sum.size(); ++i) sum[i] += tap[i];
-        }
-        first = false;
-      }
-      for (int64_t j = 0; j < kChannelBlock; ++j) {
-        const int64_t channel = b * kChannelBlock + j;
-        float* row = target + ((s * out_ + channel) * depth + z) * plane;
-        const float add = bias[channel];
-        for (int64_t p = 0; p < plane; ++p) row[p] = sum[static_cast<size_t>(p * kChannelBlock + j)] + add;
-      }
-    }
-  });
+  const memory::dims sampleOutput{depth, out_, height, width};
+  const memory::desc outputLayout(sampleOutput, f32, memory::dims{height * width, depth * height * width, width, 1});
+  const int64_t reach = (taps_ - 1) / 2;
+  for (int64_t s = 0; s < samples; ++s) {
+    memory centre(plan.destination.submemory_desc(sampleOutput, {s * depth, reach * out_, 0, 0}), cpuEngine(),
+                  stacked.data_ptr<float>());
+    memory sample(outputLayout, cpuEngine(), output.data_ptr<float>() + s * out_ * depth * height * width);
+    dnnl::reorder(centre, sample).execute(stream, centre, sample);
+  }
+  stream.wait();
   return output;
 }
 

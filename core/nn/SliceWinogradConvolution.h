@@ -44,6 +44,7 @@ class SliceWinogradConvolution {
  private:
   struct Plan;
   Plan* planFor(int64_t slices, int64_t height, int64_t width);
+  void addNeighbourTaps(float* stacked, int64_t samples, int64_t depth, int64_t plane) const;
 
   int64_t in_, out_, taps_;
   torch::Tensor stackedWeight_;  // [taps * out, in, 3, 3]: tap t of output o is 2-D output t * out + o

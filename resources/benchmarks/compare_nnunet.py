@@ -14,8 +14,9 @@ What is timed, on both sides, is what a user waits for: one process from start t
 Each with and without mirroring (`--set mirror=false`, nnU-Net's --disable_tta). Ratios are nnU-Net time /
 MedSeg time (above 1: MedSeg faster); the headline is against nnU-Net given MedSeg's heap settings.
 Beside them, MedSeg's one-pass whole-volume inference and bf16 (where the CPU computes bf16), with
-their Dice against MedSeg's default mask, and per side the seconds spent in oneDNN's convolutions
-(ONEDNN_VERBOSE=1, one more run each): the floor that no change outside the convolutions can go below.
+their Dice against MedSeg's default mask, per side the seconds spent in oneDNN's convolutions
+(ONEDNN_VERBOSE=1, one more run each), and, with nnU-Net's side, how far MedSeg's probabilities and labels
+are from nnU-Net's on the benchmark case (one more run each with probabilities written).
 
 nnU-Net is not installable here from PyPI; run it from its sources (docs/nnunet.md, "Comparing with
 nnU-Net" says how): --nnunet-src DIR holds nnunetv2, dynamic_network_architectures, acvl_utils,
@@ -78,15 +79,16 @@ def peer_round(spec):
                                 perform_everything_on_device=True, device=torch.device("cpu"), verbose=False,
                                 verbose_preprocessing=False, allow_tqdm=False)
     predictor.initialize_from_trained_model_folder(spec["model"], None, checkpoint_name="checkpoint_final.pth")
-    predictor.predict_from_files(spec["input"], spec["output"], save_probabilities=False, overwrite=True,
+    predictor.predict_from_files(spec["input"], spec["output"], save_probabilities=spec.get("probabilities", False),
+                                 overwrite=True,
                                  num_processes_preprocessing=spec["processes"],
                                  num_processes_segmentation_export=spec["processes"],
                                  folder_with_segs_from_prev_stage=None, num_parts=1, part_id=0)
 
 
-def nnunet_command(args, model, case_folder, out, mirror, expert):
+def nnunet_command(args, model, case_folder, out, mirror, expert, probabilities=False):
     spec = {"model": model, "input": case_folder, "output": out, "mirror": mirror, "threads": args.threads,
-            "processes": 1 if expert else 3}
+            "processes": 1 if expert else 3, "probabilities": probabilities}
     return [sys.executable, os.path.abspath(__file__), "--peer-round", json.dumps(spec)], nnunet_environment(args.nnunet_src, expert)
 
 
@@ -126,6 +128,28 @@ def convolution_time(command, env):
             milliseconds += float(line.rsplit(",", 1)[1])
     # No log at all: oneDNN never ran (every convolution was one of PyTorch's own).
     return {"seconds": seconds, "convolution_seconds": milliseconds / 1000.0, "onednn_ran": "onednn_verbose,info" in output}
+
+
+def agreement(args, model, case_folder, folder, mirror):
+    """Both sides once more, probabilities written: the largest difference between nnU-Net's probabilities
+    and MedSeg's, and the voxels whose labels differ, in all and where nnU-Net's two largest class
+    probabilities differ by more than 1e-3 (#40's acceptance bound, as the fixture tests check it)."""
+    import nibabel
+    import numpy
+    extra = ["--probabilities"] + ([] if mirror else ["--set", "mirror=false"])
+    mine_folder, theirs_folder = os.path.join(folder, "medseg"), os.path.join(folder, "nnunet")
+    run_timed(*medseg_command(args, model, case_folder, mine_folder, extra))
+    run_timed(*nnunet_command(args, model, case_folder, theirs_folder, mirror, expert=False, probabilities=True))
+    mine = numpy.asarray(nibabel.load(os.path.join(mine_folder, "case_probabilities.nii.gz")).dataobj, dtype=numpy.float32)
+    # nnU-Net's npz holds (C, z, y, x) for NIfTI inputs; MedSeg writes (x, y, z, C).
+    theirs = numpy.load(os.path.join(theirs_folder, "case.npz"))["probabilities"].astype(numpy.float32).transpose(3, 2, 1, 0)
+    labels_mine = numpy.asarray(nibabel.load(os.path.join(mine_folder, "case.nii.gz")).dataobj)
+    labels_theirs = numpy.asarray(nibabel.load(os.path.join(theirs_folder, "case.nii.gz")).dataobj)
+    top_two = numpy.sort(theirs, axis=-1)[..., -2:]
+    decisive = (top_two[..., 1] - top_two[..., 0]) > 1e-3
+    differing = labels_mine != labels_theirs
+    return {"max_probability_difference": float(numpy.abs(mine - theirs).max()), "voxels": int(differing.size),
+            "labels_differing": int(differing.sum()), "labels_differing_where_decisive": int((differing & decisive).sum())}
 
 
 # --- inputs ------------------------------------------------------------------------------------------
@@ -265,6 +289,9 @@ def main():
                 runs["nnunet_default"] = nnunet_command(args, model, case, os.path.join(work, f"profile-nnunet-{mode}"),
                                                         mirror, expert=False)
             report["convolution_time"][mode] = {side: convolution_time(*run) for side, run in runs.items()}
+        if args.nnunet_src:
+            report["agreement_with_nnunet"] = {mode: agreement(args, model, case, os.path.join(work, f"agreement-{mode}"),
+                                                               mode == "mirror") for mode in times}
         # MedSeg's other roads on the same case: one pass over the whole volume, bf16; Dice against the default.
         reference = os.path.join(work, "medseg-mirror-0", "case.nii.gz")
         variants = {"whole_volume": ["--set", "whole_volume=true"], "bf16": ["--set", "precision=bf16"]}
@@ -295,6 +322,10 @@ def main():
         print(f"  {mode}, oneDNN convolutions (one more run each, ONEDNN_VERBOSE=1): " +
               "  ".join(f"{side} {v['convolution_seconds']:.2f} of {v['seconds']:.2f} s" +
                         ("" if v["onednn_ran"] else " (oneDNN did not run)") for side, v in per_side.items()))
+    for mode, v in report.get("agreement_with_nnunet", {}).items():
+        print(f"  {mode}, against nnU-Net's probabilities: max difference {v['max_probability_difference']:.2e}, labels "
+              f"differing in {v['labels_differing']} of {v['voxels']} voxels, {v['labels_differing_where_decisive']} "
+              f"where nnU-Net's top two differ by more than 1e-3")
     for name, v in report["variants"].items():
         print(f"  MedSeg {name}: " + (v["refused"] if "refused" in v else
                                       f"{v['seconds']:.2f} s, Dice vs default {v['dice_vs_default']}"))

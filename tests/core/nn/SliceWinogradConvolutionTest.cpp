@@ -92,6 +92,23 @@ TEST(SliceWinogradConvolution, ReadsNonContiguousInputs) {
     EXPECT_LT((actual - torch::conv3d(x, weight, {}, 1, 1)).abs().max().item<float>(), 1e-4F);
 }
 
+// One layer serves batches of 1, 2 and 4 passes (the nnU-Net plugin tries them in turn): one plan per
+// batch size, sharing the transformed weights where oneDNN wants the same layout.
+TEST(SliceWinogradConvolution, ServesSeveralBatchSizes) {
+  torch::manual_seed(4);
+  const auto weight = torch::randn({32, 16, 3, 3, 3}) * 0.05;
+  const auto bias = torch::randn({32});
+  torch::NoGradGuard noGrad;
+  SliceWinogradConvolution winograd(weight, bias);
+  for (int64_t batch : {1, 2, 4, 1}) {
+    const auto x = torch::randn({batch, 16, 6, 10, 8});
+    const auto actual = winograd.forward(x);
+    ASSERT_EQ(actual.defined(), oneDnnHasWinogradKernel()) << "batch " << batch;
+    if (actual.defined())
+      EXPECT_LT((actual - torch::conv3d(x, weight, bias, 1, 1)).abs().max().item<float>(), 1e-4F) << "batch " << batch;
+  }
+}
+
 TEST(SliceWinogradConvolution, FitsOnlyTheLayersItComputes) {
   const auto weight = torch::zeros({32, 16, 3, 3, 3});
   EXPECT_TRUE(SliceWinogradConvolution::fits(weight, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, 1));
