@@ -1,9 +1,9 @@
 #pragma once
 // A 3-D convolution with a k x 3 x 3 kernel (k odd, stride 1, "same" padding), the layer that
-// dominates nnU-Net's and our U-Net's inference, computed with fewer multiplications: each depth
-// slice is convolved in 2-D by oneDNN's Winograd F(4x4, 3x3) kernel (36 products for 16 outputs
-// instead of 144), the k depth taps stacked as output channels of one 2-D convolution, then the taps
-// of neighbouring slices summed. LibTorch 1.13 only reaches oneDNN's direct convolution, which already
+// dominates a U-Net's inference (the nnunet plugin's networks use this), computed with fewer
+// multiplications: each depth slice is convolved in 2-D by oneDNN's Winograd F(4x4, 3x3) kernel (36
+// products for 16 outputs instead of 144), the k depth taps stacked as output channels of one 2-D
+// convolution, then the taps of neighbouring slices summed. LibTorch 1.13 only reaches oneDNN's direct convolution, which already
 // runs at about the cores' peak (resources/benchmarks/compare_nnunet.py logs its seconds), so fewer
 // multiplications are what is left to win. Results differ from the direct convolution by float32
 // rounding of the transforms (about 1e-5 relative).

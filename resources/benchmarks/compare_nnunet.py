@@ -16,7 +16,8 @@ MedSeg time (above 1: MedSeg faster); the headline is against nnU-Net given MedS
 Beside them, MedSeg's one-pass whole-volume inference and bf16 (where the CPU computes bf16), with
 their Dice against MedSeg's default mask, per side the seconds spent in oneDNN's convolutions
 (ONEDNN_VERBOSE=1, one more run each), and, with nnU-Net's side, how far MedSeg's probabilities and labels
-are from nnU-Net's on the benchmark case (one more run each with probabilities written).
+are from nnU-Net's on the benchmark case (one more run each with probabilities written, and one of MedSeg
+with oneDNN held at AVX2: its direct convolutions instead of the Winograd kernel).
 
 nnU-Net is not installable here from PyPI; run it from its sources (docs/nnunet.md, "Comparing with
 nnU-Net" says how): --nnunet-src DIR holds nnunetv2, dynamic_network_architectures, acvl_utils,
@@ -133,23 +134,38 @@ def convolution_time(command, env):
 def agreement(args, model, case_folder, folder, mirror):
     """Both sides once more, probabilities written: the largest difference between nnU-Net's probabilities
     and MedSeg's, and the voxels whose labels differ, in all and where nnU-Net's two largest class
-    probabilities differ by more than 1e-3 (#40's acceptance bound, as the fixture tests check it)."""
+    probabilities differ by more than 1e-3 (#40's acceptance bound, as the fixture tests check it); the same
+    for MedSeg's direct convolutions."""
     import nibabel
     import numpy
     extra = ["--probabilities"] + ([] if mirror else ["--set", "mirror=false"])
-    mine_folder, theirs_folder = os.path.join(folder, "medseg"), os.path.join(folder, "nnunet")
-    run_timed(*medseg_command(args, model, case_folder, mine_folder, extra))
+    theirs_folder = os.path.join(folder, "nnunet")
     run_timed(*nnunet_command(args, model, case_folder, theirs_folder, mirror, expert=False, probabilities=True))
-    mine = numpy.asarray(nibabel.load(os.path.join(mine_folder, "case_probabilities.nii.gz")).dataobj, dtype=numpy.float32)
     # nnU-Net's npz holds (C, z, y, x) for NIfTI inputs; MedSeg writes (x, y, z, C).
     theirs = numpy.load(os.path.join(theirs_folder, "case.npz"))["probabilities"].astype(numpy.float32).transpose(3, 2, 1, 0)
-    labels_mine = numpy.asarray(nibabel.load(os.path.join(mine_folder, "case.nii.gz")).dataobj)
     labels_theirs = numpy.asarray(nibabel.load(os.path.join(theirs_folder, "case.nii.gz")).dataobj)
     top_two = numpy.sort(theirs, axis=-1)[..., -2:]
     decisive = (top_two[..., 1] - top_two[..., 0]) > 1e-3
-    differing = labels_mine != labels_theirs
-    return {"max_probability_difference": float(numpy.abs(mine - theirs).max()), "voxels": int(differing.size),
-            "labels_differing": int(differing.sum()), "labels_differing_where_decisive": int((differing & decisive).sum())}
+
+    def against_theirs(mine_folder):
+        mine = numpy.asarray(nibabel.load(os.path.join(mine_folder, "case_probabilities.nii.gz")).dataobj,
+                             dtype=numpy.float32)
+        differing = numpy.asarray(nibabel.load(os.path.join(mine_folder, "case.nii.gz")).dataobj) != labels_theirs
+        difference = numpy.abs(mine - theirs)
+        return {"max_probability_difference": float(difference.max()),
+                "values_over_1e-3": int((difference > 1e-3).sum()), "values": int(difference.size),
+                "voxels": int(differing.size), "labels_differing": int(differing.sum()),
+                "labels_differing_where_decisive": int((differing & decisive).sum())}
+
+    command, env = medseg_command(args, model, case_folder, os.path.join(folder, "medseg"), extra)
+    run_timed(command, env)
+    result = against_theirs(os.path.join(folder, "medseg"))
+    # The same with oneDNN held at AVX2, where it has no Winograd kernel: MedSeg's direct convolutions,
+    # to tell the Winograd kernel's rounding from the float16 sums both sides make of the tiles' logits.
+    command, env = medseg_command(args, model, case_folder, os.path.join(folder, "medseg-direct"), extra)
+    run_timed(command, dict(env, ONEDNN_MAX_CPU_ISA="AVX2"))
+    result["direct_convolutions"] = against_theirs(os.path.join(folder, "medseg-direct"))
+    return result
 
 
 # --- inputs ------------------------------------------------------------------------------------------
@@ -323,9 +339,11 @@ def main():
               "  ".join(f"{side} {v['convolution_seconds']:.2f} of {v['seconds']:.2f} s" +
                         ("" if v["onednn_ran"] else " (oneDNN did not run)") for side, v in per_side.items()))
     for mode, v in report.get("agreement_with_nnunet", {}).items():
-        print(f"  {mode}, against nnU-Net's probabilities: max difference {v['max_probability_difference']:.2e}, labels "
-              f"differing in {v['labels_differing']} of {v['voxels']} voxels, {v['labels_differing_where_decisive']} "
-              f"where nnU-Net's top two differ by more than 1e-3")
+        for name, w in (("", v), (" (direct convolutions, oneDNN at AVX2)", v["direct_convolutions"])):
+            print(f"  {mode}, against nnU-Net's probabilities{name}: max difference {w['max_probability_difference']:.2e} "
+                  f"({w['values_over_1e-3']} of {w['values']} values over 1e-3), labels differing in "
+                  f"{w['labels_differing']} of {w['voxels']} voxels, {w['labels_differing_where_decisive']} where "
+                  f"nnU-Net's top two differ by more than 1e-3")
     for name, v in report["variants"].items():
         print(f"  MedSeg {name}: " + (v["refused"] if "refused" in v else
                                       f"{v['seconds']:.2f} s, Dice vs default {v['dice_vs_default']}"))
