@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <ATen/Parallel.h>
+#include <ATen/autocast_mode.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
 namespace medseg {
@@ -119,8 +120,9 @@ bool SliceWinogradConvolution::computes(c10::IntArrayRef sizes) {
 }
 
 torch::Tensor SliceWinogradConvolution::forward(const torch::Tensor& input) {
+  // Under bf16 autocast the caller's conv3d is what autocast casts; a float32 kernel here would undo it.
   if (input.scalar_type() != torch::kFloat || !input.device().is_cpu() || input.requires_grad() ||
-      !computes(input.sizes()))
+      at::autocast::is_cpu_enabled() || !computes(input.sizes()))
     return {};
   const torch::Tensor x = input.contiguous();
   const int64_t samples = x.size(0), depth = x.size(2), height = x.size(3), width = x.size(4);

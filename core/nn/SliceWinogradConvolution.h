@@ -35,7 +35,8 @@ class SliceWinogradConvolution {
                    c10::IntArrayRef dilation, int64_t groups);
 
   // input [n, in, d, h, w]; returns [n, out, d, h, w], or an undefined tensor when oneDNN has no
-  // Winograd kernel for this input on this CPU (asked once per input shape).
+  // Winograd kernel for this input on this CPU (asked once per input shape), and for inputs that need
+  // gradients or passes under CPU autocast (bf16), which the caller's conv3d serves.
   torch::Tensor forward(const torch::Tensor& input);
 
   // Whether forward() computes inputs of this shape here (asks oneDNN, as forward() does).

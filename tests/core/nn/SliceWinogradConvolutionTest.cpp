@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 
+#include "core/nn/Autocast.h"
 #include "core/nn/SliceWinogradConvolution.h"
 
 namespace medseg {
@@ -135,6 +136,8 @@ TEST(SliceWinogradConvolution, LeavesOtherInputsToTheCaller) {
   EXPECT_FALSE(winograd.forward(torch::randn({1, 16, 4, 6, 6}, torch::kDouble)).defined()) << "float64 input";
   EXPECT_FALSE(winograd.forward(torch::randn({1, 8, 4, 6, 6})).defined()) << "wrong channel count";
   EXPECT_FALSE(winograd.forward(torch::randn({1, 16, 4, 6, 6}).requires_grad_()).defined()) << "needs gradients";
+  Bf16Autocast autocast(torch::kCPU, true);
+  EXPECT_FALSE(winograd.forward(torch::randn({1, 16, 4, 6, 6})).defined()) << "under bf16 autocast";
 }
 
 }  // namespace
