@@ -10,6 +10,8 @@
 //     ASSERT_TRUE(ready) << shared.failure();
 //   }
 //   static void TearDownTestSuite() { shared.reset(); }
+// or, for a fixture that keeps its state in static members, SharedSuite<> and its SetUpTestSuite body
+// as prepare.
 #include <functional>
 #include <memory>
 #include <string>
@@ -18,7 +20,10 @@
 
 namespace medseg::test {
 
-template <class State>
+// For suites whose state stays in their own static members: the set-up runs once, its failure kept.
+struct NoSharedState {};
+
+template <class State = NoSharedState>
 class SharedSuite {
  public:
   // Runs prepare once (its gtest assertion failures mark the set-up failed); false when the set-up

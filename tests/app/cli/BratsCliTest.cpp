@@ -10,6 +10,7 @@
 #include "core/dataset/BratsLayout.h"
 #include "core/io/ImageIO.h"
 #include "core/io/LabelTable.h"
+#include "support/SharedSuite.h"
 #include "support/TestSupport.h"
 
 namespace medseg {
@@ -40,23 +41,31 @@ void writeAsBrats(const fs::path& msd, const fs::path& out, const BratsEdition& 
 
 std::set<int> valuesIn(const LabelVolume& labels) { return std::set<int>(labels.data.begin(), labels.data.end()); }
 
+struct BratsCliShared {
+  test::ScratchDir scratch{"brats-cli"};
+};
+// Set up in the first test that runs, not in SetUpTestSuite (whose failure ctest would count as a
+// skip): tests/support/SharedSuite.h.
+test::SharedSuite<BratsCliShared> bratsCliSuite;
+
 class BratsCli : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    scratch_ = new test::ScratchDir("brats-cli");
-    const fs::path msd = *scratch_ / "msd";
-    ASSERT_EQ(test::runMedseg({"dataset", "synth", "--out", msd.string(), "--cases", "3", "--test-cases", "1", "--seed", "4",
-                               "--size", "32"}).exitCode, 0);
-    writeAsBrats(msd, *scratch_ / "brats2021", brats2021(), "BraTS2021_");
-    writeAsBrats(msd, *scratch_ / "brats2023", brats2023(), "BraTS-GLI-");
+  static void prepare() {
+    const fs::path msd = bratsCliSuite->scratch / "msd";
+    const auto made = test::runMedseg({"dataset", "synth", "--out", msd.string(), "--cases", "3", "--test-cases", "1",
+                                       "--seed", "4", "--size", "32"});
+    ASSERT_EQ(made.exitCode, 0) << made.output;
+    writeAsBrats(msd, bratsCliSuite->scratch / "brats2021", brats2021(), "BraTS2021_");
+    writeAsBrats(msd, bratsCliSuite->scratch / "brats2023", brats2023(), "BraTS-GLI-");
   }
-  static void TearDownTestSuite() {
-    delete scratch_;
-    scratch_ = nullptr;
+  void SetUp() override {
+    const bool ready = bratsCliSuite.prepareOnce(prepare);
+    ASSERT_TRUE(ready) << bratsCliSuite.failure();
+    scratch_ = &bratsCliSuite->scratch;
   }
-  static test::ScratchDir* scratch_;
+  static void TearDownTestSuite() { bratsCliSuite.reset(); }
+  test::ScratchDir* scratch_ = nullptr;
 };
-test::ScratchDir* BratsCli::scratch_ = nullptr;
 
 TEST_F(BratsCli, Brats2021FolderChecksTrainsSegmentsInItsCodesAndEvaluates) {
   const fs::path data = *scratch_ / "brats2021";

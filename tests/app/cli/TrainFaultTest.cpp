@@ -22,6 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/SharedSuite.h"
 #include "support/TinyData.h"
 #include "core/util/AtomicFile.h"
 #include "support/FaultTestSupport.h"
@@ -107,16 +108,24 @@ std::vector<std::string> hiddenFiles(const fs::path& run) {
   return names;
 }
 
+// Set up in the first test that runs, not in SetUpTestSuite (whose failure ctest would count as a
+// skip): tests/support/SharedSuite.h.
+test::SharedSuite<> trainFaultSuite;
+
 class TrainFault : public ::testing::Test {
  protected:
   // One data set and one uninterrupted reference run for the whole suite.
-  static void SetUpTestSuite() {
+  static void prepare() {
     scratch_ = std::make_unique<test::ScratchDir>("train-fault");
     test::writeTinyDataset(data(), 6);
     const auto result = runTrain(trainArguments(data(), reference(), false));
     ASSERT_EQ(result.exitCode, 0) << result.output;
   }
-  static void TearDownTestSuite() { scratch_.reset(); }
+  void SetUp() override { ASSERT_TRUE(trainFaultSuite.prepareOnce(prepare)) << trainFaultSuite.failure(); }
+  static void TearDownTestSuite() {
+    trainFaultSuite.reset();
+    scratch_.reset();
+  }
   static fs::path data() { return scratch_->path() / "data"; }
   static fs::path reference() { return scratch_->path() / "reference"; }
   static fs::path folder(const std::string& name) { return scratch_->path() / name; }

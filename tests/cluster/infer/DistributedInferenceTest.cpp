@@ -18,6 +18,7 @@
 #include "cluster/submit/RunDirectory.h"
 #include "core/io/ImageIO.h"
 #include "core/util/AtomicFile.h"
+#include "support/SharedSuite.h"
 #include "support/ProcessTable.h"
 #include "support/TestSupport.h"
 
@@ -50,9 +51,13 @@ std::set<std::string> maskNames(const fs::path& folder) {
   return names;
 }
 
+// Set up in the first test that runs, not in SetUpTestSuite (whose failure ctest would count as a
+// skip): tests/support/SharedSuite.h.
+test::SharedSuite<> distributedInferenceSuite;
+
 class DistributedInference : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
+  static void prepare() {
     scratch_ = new test::ScratchDir("distributed-infer");
     test_support::allowMpiAsRoot();
     const auto data = *scratch_ / "train-data";
@@ -62,7 +67,9 @@ class DistributedInference : public ::testing::Test {
     model_ = *scratch_ / "model" / "best.pt";
     ASSERT_TRUE(fs::exists(model_)) << trained.output;
   }
+  void SetUp() override { ASSERT_TRUE(distributedInferenceSuite.prepareOnce(prepare)) << distributedInferenceSuite.failure(); }
   static void TearDownTestSuite() {
+    distributedInferenceSuite.reset();
     delete scratch_;
     scratch_ = nullptr;
   }

@@ -20,6 +20,7 @@
 #include <sstream>
 
 #include "cluster/parallel/MpiTestSupport.h"
+#include "support/SharedSuite.h"
 #include "support/FaultTestSupport.h"
 #include "support/SpawnedProcess.h"
 
@@ -51,9 +52,13 @@ std::vector<std::string> workerArguments(const fs::path& runDir, const fs::path&
 using test::checkpointStep;
 using test::metricsOf;
 
+// Set up in the first test that runs, not in SetUpTestSuite (whose failure ctest would count as a
+// skip): tests/support/SharedSuite.h.
+test::SharedSuite<> dataParallelFaultSuite;
+
 class DataParallelFault : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
+  static void prepare() {
     run_ = std::make_unique<TinyRun>();
     json config = tinyConfig();
     config["epochs"] = kEpochs;
@@ -67,7 +72,11 @@ class DataParallelFault : public ::testing::Test {
     log.close();
     ASSERT_EQ(reference.wait(), 0) << log.text();
   }
-  static void TearDownTestSuite() { run_.reset(); }
+  void SetUp() override { ASSERT_TRUE(dataParallelFaultSuite.prepareOnce(prepare)) << dataParallelFaultSuite.failure(); }
+  static void TearDownTestSuite() {
+    dataParallelFaultSuite.reset();
+    run_.reset();
+  }
   static fs::path reference_() { return run_->scratch / "reference"; }
 
   static std::unique_ptr<TinyRun> run_;

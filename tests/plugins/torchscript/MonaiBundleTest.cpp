@@ -19,6 +19,7 @@
 #include "core/io/ImageIO.h"
 #include "core/io/LabelTable.h"
 #include "core/util/AtomicFile.h"
+#include "support/SharedSuite.h"
 #include "support/TestSupport.h"
 #include "BundleFixture.h"
 
@@ -61,16 +62,24 @@ double tumourDice(const LabelVolume& mask) {
   return 2.0 * double(both) / double(predicted + truth);
 }
 
+// Set up in the first test that runs, not in SetUpTestSuite (whose failure ctest would count as a
+// skip): tests/support/SharedSuite.h.
+test::SharedSuite<> monaiBundleSuite;
+
 class MonaiBundle : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
+  static void prepare() {
     ASSERT_EQ(BundleFiles::get().error(), "");
     writeImage(tumourImage(), dir() / "case.nii.gz");
     writeImage(anisotropicImage(), dir() / "anisotropic.nii.gz");
     writeImage(obliqueImage(), dir() / "oblique.nii.gz");
     writeImage(edgeTumourImage(), dir() / "edge.nii.gz");
   }
-  void SetUp() override { ASSERT_EQ(BundleFiles::get().error(), ""); }
+  void SetUp() override {
+    ASSERT_EQ(BundleFiles::get().error(), "");
+    ASSERT_TRUE(monaiBundleSuite.prepareOnce(prepare)) << monaiBundleSuite.failure();
+  }
+  static void TearDownTestSuite() { monaiBundleSuite.reset(); }
   static const fs::path& dir() { return BundleFiles::get().dir(); }
 
   // Runs `bundle` on `image` (a file in dir()) and expects the reference's mask on >= 99.9 % of voxels.

@@ -23,6 +23,7 @@
 #include "core/io/ImageIO.h"
 #include "core/io/LabelTable.h"
 #include "core/util/AtomicFile.h"
+#include "support/SharedSuite.h"
 #include "support/TestSupport.h"
 #include "BundleFixture.h"
 
@@ -98,9 +99,13 @@ ImageVolume heartImage(const Geometry& g, Size3 size) {
   return phantom(g, size, {20}, {{{0, 0, 0}, {14, 12, 30}, {60}}, {{0, 0, 0}, {9, 8, 30}, {100}}, {{10, 6, 0}, {5, 4, 30}, {80}}});
 }
 
+// Set up in the first test that runs, not in SetUpTestSuite (whose failure ctest would count as a
+// skip): tests/support/SharedSuite.h.
+test::SharedSuite<> monaiZooSuite;
+
 class MonaiZoo : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
+  static void prepare() {
     ASSERT_EQ(BundleFiles::get().error(), "");
     const auto made = test::runProgram({debianPython(), std::string(MEDSEG_SOURCE_DIR) + "/tests/plugins/torchscript/zoo_bundles.py",
                                         zoo().string()});
@@ -113,7 +118,11 @@ class MonaiZoo : public ::testing::Test {
     writeImage(abdomenImage(obliqueGrid(), kOblique, 0), dir() / "ct-oblique.nii.gz");
     writeImage(heartImage(anisotropicGrid(), kAnisotropic), dir() / "heart-anisotropic.nii.gz");
   }
-  void SetUp() override { ASSERT_EQ(BundleFiles::get().error(), ""); }
+  void SetUp() override {
+    ASSERT_EQ(BundleFiles::get().error(), "");
+    ASSERT_TRUE(monaiZooSuite.prepareOnce(prepare)) << monaiZooSuite.failure();
+  }
+  static void TearDownTestSuite() { monaiZooSuite.reset(); }
   static fs::path dir() { return BundleFiles::get().dir(); }
   static fs::path zoo() {
     const fs::path folder = BundleFiles::get().dir() / "zoo";
