@@ -32,6 +32,26 @@ memory transformWeights(const torch::Tensor& stackedWeight, const memory::desc& 
   return transformed;
 }
 
+// Copies each sample of a [n, channels, depth, h, w] volume to (toBlocked) or from the blocked 2-D
+// layout `blocked` of oneDNN's kernel, whose images are the samples' depth slices (sample s, slice z at
+// image s * depth + z) and whose channels from `channelOffset` on are the volume's.
+void copySlices(dnnl::stream& stream, const memory::desc& blocked, float* blockedData, float* volume,
+                c10::IntArrayRef volumeSizes, int64_t channelOffset, bool toBlocked) {
+  const int64_t samples = volumeSizes[0], channels = volumeSizes[1], depth = volumeSizes[2],
+                height = volumeSizes[3], width = volumeSizes[4];
+  const memory::dims slices{depth, channels, height, width};
+  const memory::desc sampleLayout(slices, memory::data_type::f32,
+                                  memory::dims{height * width, depth * height * width, width, 1});
+  for (int64_t s = 0; s < samples; ++s) {
+    memory sample(sampleLayout, cpuEngine(), volume + s * channels * depth * height * width);
+    memory part(blocked.submemory_desc(slices, {s * depth, channelOffset, 0, 0}), cpuEngine(), blockedData);
+    if (toBlocked)
+      dnnl::reorder(sample, part).execute(stream, sample, part);
+    else
+      dnnl::reorder(part, sample).execute(stream, part, sample);
+  }
+}
+
 }  // namespace
 
 struct SliceWinogradConvolution::Plan {
@@ -115,52 +135,41 @@ void SliceWinogradConvolution::addNeighbourTaps(float* stacked, int64_t samples,
   });
 }
 
-bool SliceWinogradConvolution::computes(c10::IntArrayRef sizes) {
-  return sizes.size() == 5 && sizes[1] == in_ && planFor(sizes[0] * sizes[2], sizes[3], sizes[4]) != nullptr;
+SliceWinogradConvolution::Plan* SliceWinogradConvolution::planForInput(c10::IntArrayRef sizes) {
+  if (sizes.size() != 5 || sizes[1] != in_) return nullptr;
+  return planFor(sizes[0] * sizes[2], sizes[3], sizes[4]);
 }
+
+bool SliceWinogradConvolution::computes(c10::IntArrayRef sizes) { return planForInput(sizes) != nullptr; }
 
 torch::Tensor SliceWinogradConvolution::forward(const torch::Tensor& input) {
   // Under bf16 autocast the caller's conv3d is what autocast casts; a float32 kernel here would undo it.
   if (input.scalar_type() != torch::kFloat || !input.device().is_cpu() || input.requires_grad() ||
-      at::autocast::is_cpu_enabled() || !computes(input.sizes()))
+      at::autocast::is_cpu_enabled())
     return {};
+  Plan* plan = planForInput(input.sizes());
+  if (plan == nullptr) return {};
   const torch::Tensor x = input.contiguous();
   const int64_t samples = x.size(0), depth = x.size(2), height = x.size(3), width = x.size(4);
-  Plan& plan = *planFor(samples * depth, height, width);
   dnnl::stream stream(cpuEngine());
-  const auto f32 = memory::data_type::f32;
 
-  // Each sample's [in, depth, h, w] is read as depth 2-D slices [in, h, w] into the blocked source.
   // Buffers are tensors, so they come from the process's allocator like every other feature map.
-  torch::Tensor source = torch::empty({static_cast<int64_t>(plan.source.get_size() / sizeof(float))});
-  const memory::dims sampleSlices{depth, in_, height, width};
-  const memory::desc sampleLayout(sampleSlices, f32, memory::dims{height * width, depth * height * width, width, 1});
-  for (int64_t s = 0; s < samples; ++s) {
-    memory sample(sampleLayout, cpuEngine(), x.data_ptr<float>() + s * in_ * depth * height * width);
-    memory part(plan.source.submemory_desc(sampleSlices, {s * depth, 0, 0, 0}), cpuEngine(), source.data_ptr<float>());
-    dnnl::reorder(sample, part).execute(stream, sample, part);
-  }
-  torch::Tensor stacked = torch::empty({static_cast<int64_t>(plan.destination.get_size() / sizeof(float))});
-  memory sourceMemory(plan.source, cpuEngine(), source.data_ptr<float>());
-  memory stackedMemory(plan.destination, cpuEngine(), stacked.data_ptr<float>());
-  plan.convolution.execute(stream, {{DNNL_ARG_SRC, sourceMemory},
-                                    {DNNL_ARG_WEIGHTS, plan.weights},
-                                    {DNNL_ARG_DST, stackedMemory}});
+  torch::Tensor source = torch::empty({static_cast<int64_t>(plan->source.get_size() / sizeof(float))});
+  copySlices(stream, plan->source, source.data_ptr<float>(), x.data_ptr<float>(), x.sizes(), 0, true);
+  torch::Tensor stacked = torch::empty({static_cast<int64_t>(plan->destination.get_size() / sizeof(float))});
+  memory sourceMemory(plan->source, cpuEngine(), source.data_ptr<float>());
+  memory stackedMemory(plan->destination, cpuEngine(), stacked.data_ptr<float>());
+  plan->convolution.execute(stream, {{DNNL_ARG_SRC, sourceMemory},
+                                     {DNNL_ARG_WEIGHTS, plan->weights},
+                                     {DNNL_ARG_DST, stackedMemory}});
   stream.wait();
   source.reset();
   addNeighbourTaps(stacked.data_ptr<float>(), samples, depth, height * width);
 
-  // The centre tap's channels, now the output, back as [n, out, d, h, w] by oneDNN's reorder.
+  // The centre tap's channels, now the output, back as [n, out, d, h, w].
   torch::Tensor output = torch::empty({samples, out_, depth, height, width});
-  const memory::dims sampleOutput{depth, out_, height, width};
-  const memory::desc outputLayout(sampleOutput, f32, memory::dims{height * width, depth * height * width, width, 1});
-  const int64_t reach = (taps_ - 1) / 2;
-  for (int64_t s = 0; s < samples; ++s) {
-    memory centre(plan.destination.submemory_desc(sampleOutput, {s * depth, reach * out_, 0, 0}), cpuEngine(),
-                  stacked.data_ptr<float>());
-    memory sample(outputLayout, cpuEngine(), output.data_ptr<float>() + s * out_ * depth * height * width);
-    dnnl::reorder(centre, sample).execute(stream, centre, sample);
-  }
+  copySlices(stream, plan->destination, stacked.data_ptr<float>(), output.data_ptr<float>(), output.sizes(),
+             (taps_ - 1) / 2 * out_, false);
   stream.wait();
   return output;
 }

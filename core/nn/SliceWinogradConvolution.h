@@ -3,9 +3,9 @@
 // dominates a U-Net's inference (the nnunet plugin's networks use this), computed with fewer
 // multiplications: each depth slice is convolved in 2-D by oneDNN's Winograd F(4x4, 3x3) kernel (36
 // products for 16 outputs instead of 144), the k depth taps stacked as output channels of one 2-D
-// convolution, then the taps of neighbouring slices summed. LibTorch 1.13 only reaches oneDNN's direct convolution, which already
-// runs at about the cores' peak (resources/benchmarks/compare_nnunet.py logs its seconds), so fewer
-// multiplications are what is left to win. Results differ from the direct convolution by float32
+// convolution, then the taps of neighbouring slices summed. LibTorch 1.13 only reaches oneDNN's direct
+// convolution, which already runs at about the cores' peak (resources/benchmarks/compare_nnunet.py
+// logs its seconds), so fewer multiplications are what is left to win. Results differ from the direct convolution by float32
 // rounding of the transforms (about 1e-5 relative).
 //
 // oneDNN has this kernel for AVX-512 only: elsewhere (an AVX2-only CPU, ONEDNN_MAX_CPU_ISA=AVX2),
@@ -45,6 +45,7 @@ class SliceWinogradConvolution {
  private:
   struct Plan;
   Plan* planFor(int64_t slices, int64_t height, int64_t width);
+  Plan* planForInput(c10::IntArrayRef inputSizes);  // nullptr for other shapes and channel counts
   void addNeighbourTaps(float* stacked, int64_t samples, int64_t depth, int64_t plane) const;
 
   int64_t in_, out_, taps_;
