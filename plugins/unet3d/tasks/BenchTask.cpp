@@ -10,6 +10,7 @@
 
 #include <torch/version.h>
 
+#include "core/nn/InferenceSettings.h"
 #include "core/nn/TensorBlockCache.h"
 #include "core/util/Cores.h"
 #include "core/util/Elapsed.h"
@@ -88,8 +89,8 @@ std::string reportText(const nlohmann::json& result, const BenchOptions& o) {
 }
 
 nlohmann::json runBench(const BenchOptions& o, plugin::RunContext& context) {
-  // The rule every training uses (configureThreads): the cores this process may use unless told.
-  torch::set_num_threads(o.threads > 0 ? o.threads : usableCores());
+  // The rule every training and inference uses: the cores this process may use unless told.
+  useThreads(o.threads);
   Reporter& reporter = context.reporter();
   nlohmann::json result = {{"threads", torch::get_num_threads()}, {"precision", o.precision},
                            {"hardware_threads", std::thread::hardware_concurrency()}, {"usable_cores", usableCores()},

@@ -7,8 +7,8 @@
 
 #include "plugins/unet3d/nn/ModelCheckpoint.h"
 #include "plugins/unet3d/train/ResumeRules.h"
+#include "core/nn/InferenceSettings.h"
 #include "core/util/AtomicFile.h"
-#include "core/util/Cores.h"
 #include "core/util/Elapsed.h"
 #include "core/util/Interrupt.h"
 
@@ -68,10 +68,7 @@ nlohmann::json TrainResult::toJson() const {
   return json;
 }
 
-void configureThreads(const TrainConfig& config) {
-  const auto threads = config.threads > 0 ? config.threads : static_cast<int64_t>(usableCores());
-  torch::set_num_threads(static_cast<int>(std::max<int64_t>(1, threads)));
-}
+void configureThreads(const TrainConfig& config) { useThreads(static_cast<int>(config.threads)); }
 
 namespace {
 
